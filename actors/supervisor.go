@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Fault is a panic past a method, with the stack captured where it
+// happened. The receiver middleware wraps the raw panic value in it, so the
+// crash reason reaches the strategy whole: protoactor's mailbox keeps only
+// the value.
+type Fault struct {
+	Value any
+	Stack []byte
+}
+
+// Error implements error.
+func (f *Fault) Error() string { return fmt.Sprintf("panic: %v", f.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (f *Fault) Unwrap() error {
+	err, _ := f.Value.(error)
+	return err
+}
+
+// captureStack is a receiver middleware: it re-panics any panic as a *Fault
+// carrying debug.Stack(), taken while the panicking frames are still on the
+// stack. Answering is left to the strategy, which owns every fault.
+func captureStack(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(*Fault); ok {
+					panic(r)
+				}
+				panic(&Fault{Value: r, Stack: debug.Stack()})
+			}
+		}()
+		next(c, env)
+	}
+}
+
+// containment is the supervisor strategy of DESIGN §4. On a child's failure
+// it answers the failing call -32603 with its id, records the crash reason
+// on the call's span and the log, then restarts the child (a pool worker)
+// or stops it (a per-call actor, whose work is over either way).
+//
+// Unlike protoactor's OneForOne it keeps no restart statistics: a method
+// is never stopped for good, whatever the fault rate, because a server that
+// stops answering a method after ten panics turns a bug into an outage.
+type containment struct {
+	// stop selects Stop (per-call actors) over Restart (pool workers).
+	stop   bool
+	logger *slog.Logger
+}
+
+var _ actor.SupervisorStrategy = (*containment)(nil)
+
+// HandleFailure implements actor.SupervisorStrategy. For a per-call actor it
+// runs on the failing goroutine (the guardian calls it synchronously), where
+// a panic would end the process; so it recovers its own, and applies the
+// directive whatever happens.
+func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason, message any) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("wymcp: containment strategy failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+		}
+		if s.stop {
+			sup.StopChildren(child)
+		} else {
+			sup.RestartChildren(child)
+		}
+	}()
+	fault, ok := reason.(*Fault)
+	if !ok {
+		fault = &Fault{Value: reason}
+	}
+	call, _ := message.(*Call)
+	if call == nil {
+		if env, ok := message.(*actor.MessageEnvelope); ok {
+			call, _ = env.Message.(*Call)
+		}
+	}
+	if call == nil {
+		// A fault on a message that carries no request (a lifecycle message):
+		// nobody waits for it, but the operator must still see it.
+		s.logger.Error("wymcp: contained fault outside a request",
+			slog.Any("exception.message", fault.Value), slog.String("exception.stacktrace", string(fault.Stack)))
+		return
+	}
+	call.answer(internalError(call.Request.ID))
+	if call.Op != nil {
+		call.Op.Fault(context.WithoutCancel(call.Ctx), "supervisor", fault.Value, fault.Stack)
+	}
+}

@@ -1,0 +1,232 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// Config is what the method actors are built from. Zero values are the
+// defaults documented on each field.
+type Config struct {
+	// Info names the server in every result's _meta.
+	Info protocol.Implementation
+	// Instructions, when set, is returned by server/discover.
+	Instructions string
+	// Tools is the tool set, fixed for the server's life.
+	Tools []*tools.Tool
+	// PageSize is the number of tools per tools/list page; 0 means
+	// DefaultPageSize.
+	PageSize int
+	// TTL is the ttlMs of server/discover and tools/list results; 0 means
+	// DefaultTTL, a negative value means 0 (immediately stale).
+	TTL time.Duration
+	// CacheScope is the cacheScope of results: protocol.CacheScopePublic or
+	// protocol.CacheScopePrivate (use private when the list depends on the
+	// caller's authorization). "" means public.
+	CacheScope string
+	// CursorSecret keys the tools/list cursors' MAC. Replicas that share a
+	// tool set and a secret accept each other's cursors.
+	CursorSecret []byte
+	// Logger receives protoactor's own warnings and faults that carry no
+	// request; nil means slog.Default().
+	Logger *slog.Logger
+	// Workers is the pool size of each precomputed method; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Defaults of Config.
+const (
+	DefaultPageSize = 100
+	DefaultTTL      = 5 * time.Minute
+)
+
+// deadlineGrace is how long past a tool's deadline the front waits before
+// answering for a tool that ignores its context (DESIGN §4: nothing holds a
+// reply forever).
+const deadlineGrace = time.Second
+
+// methodFunc answers one call. It runs inside an actor; a panic in it is
+// contained by the strategy.
+type methodFunc func(*Call) Answer
+
+// System is the actor system of one server.
+type System struct {
+	sys        *actor.ActorSystem
+	supervisor *actor.PID
+	pools      map[string]*pool
+	callProps  *actor.Props
+	callMethod methodFunc
+	tables     *tables
+	tools      map[string]*tools.Tool
+	logger     *slog.Logger
+}
+
+type pool struct {
+	pids []*actor.PID
+	next atomic.Uint32
+}
+
+func (p *pool) pick() *actor.PID {
+	return p.pids[int(p.next.Add(1))%len(p.pids)]
+}
+
+// New builds the actor system, the supervisor and its method workers, and
+// precomputes the server/discover and tools/list answers.
+func New(cfg Config) (*System, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	byName := make(map[string]*tools.Tool, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		if t == nil {
+			return nil, errors.New("wymcp: nil tool")
+		}
+		if _, dup := byName[t.Name()]; dup {
+			return nil, fmt.Errorf("wymcp: duplicate tool name %q", t.Name())
+		}
+		byName[t.Name()] = t
+	}
+	tables, err := precompute(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &System{tools: byName, logger: logger, pools: map[string]*pool{}}
+	s.callMethod = tables.callTool
+	s.tables = tables
+
+	quiet := slog.New(levelFloor{h: logger.Handler(), min: slog.LevelWarn})
+	s.sys = actor.NewActorSystemWithConfig(&actor.Config{
+		DeadLetterThrottleInterval: time.Second,
+		DeadLetterThrottleCount:    3,
+		DeadLetterRequestLogging:   false,
+		DiagnosticsSerializer:      func(actor.Actor) string { return "" },
+		LoggerFactory:              func(*actor.ActorSystem) *slog.Logger { return quiet },
+	})
+
+	dispatcher := newPooledDispatcher(300, 30*time.Second)
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workerProps := actor.PropsFromProducer(func() actor.Actor { return methodActor{} },
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher))
+	supProps := actor.PropsFromProducer(func() actor.Actor { return supervisorActor{} },
+		actor.WithSupervisor(&containment{logger: logger}), actor.WithDispatcher(dispatcher))
+	s.supervisor = s.sys.Root.Spawn(supProps)
+
+	methods := map[string]methodFunc{
+		protocol.MethodDiscover:  tables.discover,
+		protocol.MethodToolsList: tables.listTools,
+	}
+	for name, fn := range methods {
+		res, err := s.sys.Root.RequestFuture(s.supervisor,
+			&spawnWorkers{n: workers, props: workerProps, method: fn}, 10*time.Second).Result()
+		if err != nil {
+			s.sys.Shutdown()
+			return nil, fmt.Errorf("wymcp: starting %s workers: %w", name, err)
+		}
+		s.pools[name] = &pool{pids: res.([]*actor.PID)}
+	}
+	// The producer reads s.callMethod at each spawn, so tests can put a
+	// faulting method in its place.
+	s.callProps = actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod} },
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher),
+		actor.WithGuardian(&containment{stop: true, logger: logger}))
+	return s, nil
+}
+
+// Tool returns the tool named name, or nil.
+func (s *System) Tool(name string) *tools.Tool { return s.tools[name] }
+
+// HasMethod reports whether method is in the method table.
+func (s *System) HasMethod(method string) bool {
+	return method == protocol.MethodToolsCall || s.pools[method] != nil
+}
+
+// Ask has call answered by its method's actor and waits for the answer or
+// for call.Ctx to end, whichever is first. A tools/call runs in an actor of
+// its own; the other methods go to their worker pool. The caller must have
+// checked HasMethod.
+func (s *System) Ask(call *Call) (Answer, error) {
+	var backstop <-chan time.Time
+	if call.Request.Method == protocol.MethodToolsCall {
+		pid := s.sys.Root.Spawn(s.callProps)
+		s.sys.Root.Send(pid, call)
+		if call.Tool != nil {
+			t := time.NewTimer(call.Tool.Deadline() + deadlineGrace)
+			defer t.Stop()
+			backstop = t.C
+		}
+	} else {
+		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
+	}
+	select {
+	case a := <-call.reply:
+		return a, nil
+	case <-call.Ctx.Done():
+		return Answer{}, call.Ctx.Err()
+	case <-backstop:
+		// The tool ignored its deadline. Answer for it; when it returns at
+		// last, its answer finds the call answered and is dropped.
+		call.answer(s.tables.deadlineAnswer(call))
+		return <-call.reply, nil
+	}
+}
+
+// Shutdown stops every actor. Calls still running lose their actors, so
+// the front must first have drained them (wymcp.Server.Shutdown does).
+func (s *System) Shutdown(context.Context) { s.sys.Shutdown() }
+
+// spawnWorkers asks the supervisor to start n workers of a method.
+type spawnWorkers struct {
+	n      int
+	props  *actor.Props
+	method methodFunc
+}
+
+// supervisorActor owns the method workers; its props carry the
+// containment strategy that handles their failures.
+type supervisorActor struct{}
+
+func (supervisorActor) Receive(c actor.Context) {
+	if m, ok := c.Message().(*spawnWorkers); ok {
+		pids := make([]*actor.PID, m.n)
+		for i := range pids {
+			fn := m.method
+			pids[i] = c.Spawn(m.props.Clone(actor.WithProducer(func() actor.Actor { return methodActor{fn: fn} })))
+		}
+		c.Respond(pids)
+	}
+}
+
+// methodActor is a pool worker of a precomputed method. It is stateless, so
+// a restart after a fault loses nothing.
+type methodActor struct{ fn methodFunc }
+
+func (a methodActor) Receive(c actor.Context) {
+	if call, ok := c.Message().(*Call); ok {
+		call.answer(a.fn(call))
+	}
+}
+
+// callActor runs one tools/call and stops.
+type callActor struct{ fn methodFunc }
+
+func (a callActor) Receive(c actor.Context) {
+	if call, ok := c.Message().(*Call); ok {
+		call.answer(a.fn(call))
+		c.Stop(c.Self())
+	}
+}

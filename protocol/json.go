@@ -1,0 +1,83 @@
+package protocol
+
+import (
+	"errors"
+
+	"github.com/goccy/go-json/jsontext"
+	json "github.com/goccy/go-json/v2"
+)
+
+// RawJSON is one JSON value kept as its bytes. A nil RawJSON means the member
+// was absent; the four bytes `null` mean it was present and null.
+type RawJSON = jsontext.Value
+
+// MaxDepth bounds nesting in any decoded message. It is the goccy/go-json v2
+// limit (that of encoding/json/v2), which fails the decode past 10000 levels
+// instead of exhausting the stack; wymcp relies on it rather than scanning twice.
+const MaxDepth = 10000
+
+// decodeStrict decodes data into v with the strict v2 defaults: duplicate
+// names and invalid UTF-8 are syntax errors, names match case-sensitively,
+// unknown members are ignored, and trailing data is an error.
+func decodeStrict(data []byte, v any) error {
+	return json.Unmarshal(data, v)
+}
+
+// isSyntaxError reports whether err means the bytes are not strict JSON (as
+// opposed to valid JSON of an unexpected shape).
+func isSyntaxError(err error) bool {
+	var se *jsontext.SyntacticError
+	return errors.As(err, &se)
+}
+
+// validJSON reports whether data is exactly one strict JSON value.
+func validJSON(data []byte) bool { return jsontext.Value(data).IsValid() }
+
+// Marshal encodes v with goccy/go-json v2. Maps are encoded with sorted keys
+// (Deterministic) so that precomputed answers are byte-stable across builds.
+func Marshal(v any) ([]byte, error) {
+	return json.Marshal(v, json.Deterministic(true))
+}
+
+// Unmarshal decodes data into v strictly (see the package doc). Tool
+// arguments and every other client input go through it.
+func Unmarshal(data []byte, v any) error { return decodeStrict(data, v) }
+
+// unquote returns the Go string of a JSON string value, and false if v is not
+// a JSON string.
+func unquote(v RawJSON) (string, bool) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
+	// Fast path: no escapes — the value between the quotes is the string.
+	inner := v[1 : len(v)-1]
+	plain := true
+	for _, c := range inner {
+		if c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(inner), true
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// kindOf returns the JSON kind of v by its first byte: '{', '[', '"', 'n',
+// 't', 'f', or '0' for numbers; 0 when absent.
+func kindOf(v RawJSON) byte {
+	if len(v) == 0 {
+		return 0
+	}
+	switch c := v[0]; c {
+	case '{', '[', '"', 'n', 't', 'f':
+		return c
+	default:
+		return '0'
+	}
+}

@@ -1,0 +1,96 @@
+package protocol
+
+// The methods of the surface (DESIGN §1). Everything else is -32601/404.
+const (
+	MethodDiscover  = "server/discover"
+	MethodToolsList = "tools/list"
+	MethodToolsCall = "tools/call"
+	// MethodInitialize is the 2025 handshake, removed in 2026-07-28. Without
+	// a modern `_meta` it marks a legacy client (answered -32022); with one
+	// it is just an unknown method.
+	MethodInitialize = "initialize"
+)
+
+// Request is a request whose params passed the protocol-field stage: params
+// is an object (or absent) and `_meta` is a valid envelope. The members a
+// method reads are kept raw: it is the method's job to say -32602 about them.
+type Request struct {
+	ID     ID
+	Method string
+	Meta   RequestMeta
+	// Name is params.name as sent (tools/call, prompts/get); nil when absent.
+	Name RawJSON
+	// URI is params.uri as sent (resources/read); nil when absent.
+	URI RawJSON
+	// Arguments is params.arguments as sent (tools/call); nil when absent.
+	Arguments RawJSON
+	// Cursor is params.cursor as sent (tools/list); nil when absent.
+	Cursor RawJSON
+}
+
+// NameString returns params.name when it is a JSON string.
+func (r *Request) NameString() (string, bool) { return unquote(r.Name) }
+
+// CursorString returns params.cursor when it is a JSON string.
+func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
+
+type wireParams struct {
+	Meta      RawJSON `json:"_meta"`
+	Name      RawJSON `json:"name"`
+	URI       RawJSON `json:"uri"`
+	Arguments RawJSON `json:"arguments"`
+	Cursor    RawJSON `json:"cursor"`
+	// ProtocolVersion is where a 2025 initialize names its revision.
+	ProtocolVersion RawJSON `json:"protocolVersion"`
+}
+
+// ParseRequest reads a request's params (DESIGN §3 stage 5, body side).
+//
+// A legacy initialize — one whose params carry no `_meta` protocol version —
+// is answered -32022 naming the supported versions and the version it asked
+// for (spec digest §1.6: a legacy client has no fall-forward, so the answer
+// must say what we speak). Any other request with missing or malformed
+// params or `_meta` is -32602; HTTP 400 for both.
+func ParseRequest(m Message) (*Request, *Error) {
+	var w wireParams
+	if m.Params != nil {
+		if kindOf(m.Params) != '{' {
+			if m.Method == MethodInitialize {
+				return nil, UnsupportedVersion("")
+			}
+			return nil, metaError("params must be an object")
+		}
+		if err := decodeStrict(m.Params, &w); err != nil {
+			return nil, metaError("params is malformed")
+		}
+	}
+	if m.Method == MethodInitialize && !hasModernMeta(w.Meta) {
+		requested, _ := unquote(w.ProtocolVersion)
+		return nil, UnsupportedVersion(requested)
+	}
+	meta, err := parseMeta(w.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{
+		ID:        m.ID,
+		Method:    m.Method,
+		Meta:      meta,
+		Name:      w.Name,
+		URI:       w.URI,
+		Arguments: w.Arguments,
+		Cursor:    w.Cursor,
+	}, nil
+}
+
+// hasModernMeta reports whether v is an object naming a protocol version:
+// the mark of a 2026-07-28 client.
+func hasModernMeta(v RawJSON) bool {
+	if kindOf(v) != '{' {
+		return false
+	}
+	var w struct {
+		ProtocolVersion RawJSON `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	return decodeStrict(v, &w) == nil && w.ProtocolVersion != nil
+}

@@ -1,0 +1,79 @@
+package protocol
+
+// Implementation names a client or server (schema `Implementation`). The
+// server's goes in every result's _meta under MetaServerInfo.
+type Implementation struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	WebsiteURL  string `json:"websiteUrl,omitempty"`
+	Icons       []Icon `json:"icons,omitempty"`
+}
+
+// Icon is a displayable image for a tool or an implementation.
+type Icon struct {
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+	// Theme is "light" or "dark" when the icon is meant for one.
+	Theme string `json:"theme,omitempty"`
+}
+
+// ToolAnnotations are hints about a tool's behaviour. They are hints only:
+// clients must not trust them from an untrusted server. A nil pointer means
+// the schema's default (readOnly false, destructive true, idempotent false,
+// openWorld true).
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Tool is a tool as tools/list shows it. Schemas are kept as the bytes the
+// server was built with, so a raw schema reaches clients byte-for-byte.
+type Tool struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  RawJSON          `json:"inputSchema"`
+	OutputSchema RawJSON          `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []Icon           `json:"icons,omitempty"`
+	Meta         map[string]any   `json:"_meta,omitempty"`
+}
+
+// ResultTypeComplete marks every ordinary result (2026-07-28 requires a
+// resultType on every result; "input_required" is the other value).
+const ResultTypeComplete = "complete"
+
+// Cache scopes of SEP-2549.
+const (
+	// CacheScopePublic: the result holds nothing specific to the caller.
+	CacheScopePublic = "public"
+	// CacheScopePrivate: reuse only within the same authorization context.
+	CacheScopePrivate = "private"
+)
+
+// DiscoverResult is the result of server/discover.
+type DiscoverResult struct {
+	ResultType        string   `json:"resultType"`
+	SupportedVersions []string `json:"supportedVersions"`
+	Capabilities      RawJSON  `json:"capabilities"`
+	Instructions      string   `json:"instructions,omitempty"`
+	TTLMs             int64    `json:"ttlMs"`
+	CacheScope        string   `json:"cacheScope"`
+	Meta              RawJSON  `json:"_meta"`
+}
+
+// ListToolsResult is one page of tools/list.
+type ListToolsResult struct {
+	ResultType string  `json:"resultType"`
+	Tools      []Tool  `json:"tools"`
+	NextCursor string  `json:"nextCursor,omitempty"`
+	TTLMs      int64   `json:"ttlMs"`
+	CacheScope string  `json:"cacheScope"`
+	Meta       RawJSON `json:"_meta"`
+}

@@ -1,0 +1,179 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/wymcp/wymcp/protocol"
+)
+
+// OutcomeKind classifies one call for telemetry (DESIGN §7). Every kind but
+// OutcomeOK is answered with an isError result (DESIGN §5).
+type OutcomeKind uint8
+
+const (
+	// OutcomeOK: the handler returned a result that is not an error.
+	OutcomeOK OutcomeKind = iota
+	// OutcomeToolError: the handler returned an error or an isError result,
+	// or a result it could not stand behind (unencodable; not matching the
+	// output schema); also a call whose client went away.
+	OutcomeToolError
+	// OutcomeInvalidArguments: the arguments failed the input schema, or a
+	// typed tool could not decode them; the handler did not run.
+	OutcomeInvalidArguments
+	// OutcomePanic: the handler panicked; [Outcome.Fault] holds the panic.
+	OutcomePanic
+	// OutcomeDeadline: the tool's deadline passed before the handler returned.
+	OutcomeDeadline
+)
+
+// String returns a short lower-case name for spans and metrics.
+func (k OutcomeKind) String() string {
+	switch k {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeToolError:
+		return "tool_error"
+	case OutcomeInvalidArguments:
+		return "invalid_arguments"
+	case OutcomePanic:
+		return "panic"
+	case OutcomeDeadline:
+		return "deadline"
+	}
+	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
+}
+
+// Outcome is what one call came to: the result to send and how to record it.
+type Outcome struct {
+	// Result is the tools/call result; never nil.
+	Result *protocol.CallToolResult
+	// Kind classifies the call.
+	Kind OutcomeKind
+	// Fault is the contained panic, for the span and the log; non-nil iff
+	// Kind is OutcomePanic. It never goes to the client.
+	Fault *Fault
+}
+
+// Fault is a contained panic: the value and the full stack, taken by
+// debug.Stack inside the recover so that it shows the panicking frame. The
+// stack is not truncated: it goes to a span or a log, never on the wire.
+type Fault struct {
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the goroutine's stack at the recover.
+	Stack []byte
+}
+
+// Error returns "panic: <value>".
+func (f *Fault) Error() string { return fmt.Sprint("panic: ", f.Value) }
+
+// Unwrap returns the panic value when it is an error, so errors.Is and
+// errors.As see through a contained panic.
+func (f *Fault) Unwrap() error {
+	err, _ := f.Value.(error)
+	return err
+}
+
+// panicText is the whole answer to a panic. It is fixed (DESIGN §5: no panic
+// text or stack reaches a client); the detail is in the Fault.
+const panicText = "Tool execution failed: internal error"
+
+// Call runs one call of the tool (DESIGN §5, the rows "arguments fail the
+// tool's input schema" and "tool returns an error; tool panics; tool
+// deadline"). It never panics, and it returns only when the handler has
+// returned: a handler that ignores its context holds the call until it is
+// done, since Go cannot stop a goroutine from outside.
+//
+// args is params.arguments as sent: nil (absent) means {}. The caller has
+// already refused a non-object with -32602. The handler's context is ctx
+// bounded by [Tool.Deadline]. If ctx itself ends first (the client went
+// away), the result says "request cancelled"; nobody will read it.
+//
+// A panic is contained on the calling goroutine; runtime.Goexit (t.FailNow
+// in a test) is not a panic and still ends that goroutine.
+func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(args) == 0 {
+		args = protocol.RawJSON("{}")
+	}
+	// The arguments are decoded here for the validator and, for typed tools,
+	// once more into In (the brief's order: validate first, then decode).
+	var instance any
+	if err := protocol.Unmarshal(args, &instance); err != nil {
+		return t.invalid("arguments are not valid JSON")
+	}
+	if msg := validate(t.input, instance); msg != "" {
+		return t.invalid(msg)
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, t.deadline)
+	defer cancel()
+	res, invalid, err, fault := t.guarded(callCtx, args)
+
+	switch {
+	case fault != nil:
+		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
+	case ctx.Err() != nil:
+		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return Outcome{
+			Result: protocol.ErrorResult(fmt.Sprintf("Tool %s timed out after %s", t.def.Name, t.deadline)),
+			Kind:   OutcomeDeadline,
+		}
+	case invalid:
+		return t.invalid(err.Error())
+	case err != nil:
+		return Outcome{Result: protocol.ErrorResult(err.Error()), Kind: OutcomeToolError}
+	case res == nil:
+		return Outcome{Result: &protocol.CallToolResult{Content: []protocol.Content{}}, Kind: OutcomeOK}
+	}
+	if res.Content == nil {
+		// content is required on the wire; a copy keeps the handler's value as it was.
+		c := *res
+		c.Content = []protocol.Content{}
+		res = &c
+	}
+	if res.IsError {
+		return Outcome{Result: res, Kind: OutcomeToolError}
+	}
+	return Outcome{Result: res, Kind: OutcomeOK}
+}
+
+// invalid answers arguments that fail the schema: an isError result the
+// model can act on, naming each failure.
+func (t *Tool) invalid(msg string) Outcome {
+	return Outcome{
+		Result: protocol.ErrorResult("Invalid arguments for tool " + t.def.Name + ": " + msg),
+		Kind:   OutcomeInvalidArguments,
+	}
+}
+
+// guarded runs the handler — and, for typed tools, the encoding of Out,
+// which runs user MarshalJSON methods — with any panic turned into a Fault.
+func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protocol.CallToolResult, invalid bool, err error, fault *Fault) {
+	defer func() {
+		// Since Go 1.21 panic(nil) recovers a *runtime.PanicNilError, so a
+		// nil here means no panic.
+		if v := recover(); v != nil {
+			res, invalid, err = nil, false, nil
+			fault = &Fault{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	res, invalid, err = t.run(ctx, args)
+	if err != nil {
+		// Call err.Error() here, under the recover: a typed nil error or a
+		// faulty Error method panics, and Call must not.
+		err = textError(err.Error())
+	}
+	return res, invalid, err, nil
+}
+
+// textError is an error reduced to its text, taken inside guarded.
+type textError string
+
+func (e textError) Error() string { return string(e) }

@@ -1,0 +1,44 @@
+// Package tools defines the tools a wymcp server offers and runs one call of
+// one tool (DESIGN §6).
+//
+// A tool is built once and never changes: [New] infers its input and output
+// schemas from Go types, [NewRaw] takes a JSON Schema 2020-12 document kept
+// byte-for-byte. Either way the schema is compiled at construction, so a bad
+// name, a bad schema or a `$ref` that would need a file or the network fails
+// [New] instead of the first call (STYLE 7: build once; the request path only
+// reads). The compiled [Tool] is safe for concurrent use.
+//
+// # One call
+//
+// [Tool.Call] is the whole of the tool's part of tools/call: it validates the
+// arguments against the input schema, runs the handler under the tool's
+// deadline with any panic contained, and turns every outcome into a
+// [protocol.CallToolResult]. All of them are DESIGN §5 rows answered with a
+// result whose isError is true, not a JSON-RPC error, because the model can
+// read such a result and correct its next call:
+//
+//   - arguments that fail the schema: [OutcomeInvalidArguments], and the text
+//     names each failing location;
+//   - the handler returns an error (or an isError result): [OutcomeToolError];
+//   - the handler panics: [OutcomePanic] with a fixed text — the panic value
+//     and stack go to [Outcome.Fault] for the span and the log, never to the
+//     client (DESIGN §5: no panic text reaches a client);
+//   - the deadline passes: [OutcomeDeadline].
+//
+// Call returns an [Outcome] rather than an error so that the caller records
+// the kind (DESIGN §7) and writes the one answer (STYLE 6).
+//
+// # Schemas
+//
+// Validation uses github.com/santhosh-tekuri/jsonschema/v6 with draft 2020-12
+// as the default dialect and a loader that refuses every URL: no `$ref` is
+// ever fetched, from the network or from a file (DESIGN §6). References
+// inside the document (`#/$defs/x`, `#anchor`) resolve as usual.
+//
+// # Progress
+//
+// A handler reports progress with [ReportProgress]; the server installs the
+// sink with [WithProgress] when the request asked for progress and can
+// stream it (DESIGN §6). Without a sink the report is dropped, so a tool
+// never needs to know how it was called.
+package tools

@@ -1,0 +1,99 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	json "github.com/goccy/go-json/v2"
+	"github.com/wymcp/wymcp/protocol"
+)
+
+// New returns a typed tool: fn receives the arguments decoded into In and
+// its Out becomes the result (DESIGN §6).
+//
+// The input schema is inferred from In, which must be a struct or a map with
+// string keys, because MCP requires the input schema's root to be an object.
+// Struct members follow the `json` tags (omitempty, omitzero and pointer
+// fields are optional; the rest are required), a `jsonschema:"…"` tag is the
+// member's description, and a struct admits no members it has no field for
+// ("additionalProperties":false), so a misspelt argument is reported to the
+// model instead of silently dropped. Recursive types, channels, funcs and
+// complex numbers make New fail.
+//
+// The output schema is inferred from Out when Out is a struct or a map with
+// string keys (or a pointer to one). The result then carries the JSON of Out
+// both as structuredContent (a [protocol.RawJSON], encoded once) and as one
+// text block, for clients that read only text (MCP 2025-06-18 and later
+// recommend both). For any other Out — an interface, a string, a slice —
+// there is no output schema, because MCP requires an object there, and the
+// result is the text block alone. A nil pointer Out from a tool with an
+// output schema is answered as a tool error: that tool promised an object.
+//
+// The arguments are validated against the schema first, then decoded into
+// In with [protocol.Unmarshal], so the handler only ever sees arguments the
+// schema admits.
+func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...Option) (*Tool, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	inType := reflect.TypeFor[In]()
+	input, isObject, err := inferObject(inType)
+	if err != nil {
+		return nil, fmt.Errorf("tools: tool %q: input type %s: %w", name, inType, err)
+	}
+	if !isObject {
+		return nil, fmt.Errorf("tools: tool %q: input type %s must be a struct or a map with string keys (an input schema's root is an object)", name, inType)
+	}
+	var output []byte
+	if outType := reflect.TypeFor[Out](); outType.Kind() != reflect.Interface {
+		schema, isObject, err := inferObject(outType)
+		if err != nil {
+			return nil, fmt.Errorf("tools: tool %q: output type %s: %w", name, outType, err)
+		}
+		if isObject {
+			output = schema
+		}
+	}
+	t, _, err := build(name, description, fn == nil, input, output, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	structured := output != nil
+	t.run = func(ctx context.Context, raw protocol.RawJSON) (*protocol.CallToolResult, bool, error) {
+		var in In
+		if err := protocol.Unmarshal(raw, &in); err != nil {
+			return nil, true, decodeError(err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, false, err
+		}
+		b, err := protocol.Marshal(out)
+		if err != nil {
+			return nil, false, fmt.Errorf("Tool %s returned a result that cannot be encoded as JSON", name)
+		}
+		text := string(b)
+		res := &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: text}}}
+		if structured {
+			if text == "null" {
+				return nil, false, fmt.Errorf("Tool %s returned no result", name)
+			}
+			res.StructuredContent = protocol.RawJSON(b)
+		}
+		return res, false, nil
+	}
+	return t, nil
+}
+
+// decodeError describes arguments that the schema admitted but In could not
+// hold (a value out of range, a malformed date-time). It names the location
+// and never the Go type: the text goes to the client.
+func decodeError(err error) error {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		return fmt.Errorf("at '%s': invalid value", se.JSONPointer)
+	}
+	return errors.New("arguments cannot be decoded")
+}

@@ -1,0 +1,8 @@
+// Package transport is the net/http edge of wymcp: the request path of
+// DESIGN §3, stage by stage, and the one writer that answers.
+//
+// Each stage returns a *rejection or hands on; no stage writes. writeRejection
+// maps a rejection to its status, headers and JSON-RPC body (DESIGN §5),
+// records it (DESIGN §7), then writes — so the ladder reads top-down in
+// Handler.ServeHTTP and every refusal has one shape.
+package transport

@@ -1,0 +1,243 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wymcp/wymcp/actors"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/telemetry"
+)
+
+// Config configures a Handler. Zero values are the documented defaults.
+type Config struct {
+	// System answers the methods. Required.
+	System *actors.System
+	// Observer records telemetry. Required.
+	Observer *telemetry.Observer
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxInFlight bounds the requests being answered at once; past it a
+	// request is answered 503 at once, never queued. 0 means
+	// DefaultMaxInFlight; negative means unbounded.
+	MaxInFlight int
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
+	// besides the loopback ones.
+	AllowedOrigins []string
+	// AllowedHosts are Host header values (with or without port) allowed
+	// on a loopback listener besides the loopback names. Set on a server
+	// bound elsewhere, it becomes the only hosts allowed.
+	AllowedHosts []string
+}
+
+// Defaults of Config.
+const (
+	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxInFlight is high enough that only a flood reaches it, low
+	// enough that a flood cannot grow memory without bound.
+	DefaultMaxInFlight = 4096
+	// RetryAfterSeconds is the Retry-After of a 503.
+	RetryAfterSeconds = "1"
+)
+
+// Handler is the MCP endpoint: an http.Handler for POSTs to one path.
+type Handler struct {
+	sys         *actors.System
+	obs         *telemetry.Observer
+	maxBody     int64
+	maxInFlight int64
+	origins     map[string]bool
+	hosts       map[string]bool
+
+	inFlight atomic.Int64
+	closing  atomic.Bool
+	// drained is signalled (under mu) when closing and in-flight reaches 0.
+	mu      sync.Mutex
+	drained chan struct{}
+}
+
+// New returns a Handler for cfg.
+func New(cfg Config) *Handler {
+	h := &Handler{
+		sys:         cfg.System,
+		obs:         cfg.Observer,
+		maxBody:     cfg.MaxBodyBytes,
+		maxInFlight: int64(cfg.MaxInFlight),
+		origins:     map[string]bool{},
+		hosts:       map[string]bool{},
+		drained:     make(chan struct{}),
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.maxInFlight == 0 {
+		h.maxInFlight = DefaultMaxInFlight
+	}
+	for _, o := range cfg.AllowedOrigins {
+		h.origins[o] = true
+	}
+	for _, host := range cfg.AllowedHosts {
+		h.hosts[host] = true
+	}
+	return h
+}
+
+var (
+	rejOverload = reject(StageOverload, http.StatusServiceUnavailable,
+		protocol.Errorf(protocol.CodeInternalError, "Server busy: retry later")).with("Retry-After", RetryAfterSeconds)
+	rejClosing = reject(StageOverload, http.StatusServiceUnavailable,
+		protocol.Errorf(protocol.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", RetryAfterSeconds).with("Connection", "close")
+)
+
+// ServeHTTP runs the request path of DESIGN §3.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Stage 1: the wire.
+	if rej := h.checkWire(r); rej != nil {
+		h.writeRejection(w, r, nil, protocol.ID{}, rej)
+		return
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.writeRejection(w, r, nil, protocol.ID{}, rejTooLarge)
+		}
+		// Otherwise the body was cut short: the client is gone or broken,
+		// and nothing can be written that it would read.
+		return
+	}
+	// Stage 2: parse and classify.
+	msg, id, perr := protocol.Parse(body)
+	if perr != nil {
+		h.writeRejection(w, r, nil, id, reject(StageParse, http.StatusBadRequest, perr))
+		return
+	}
+	// Stage 4: a notification never reaches a method (JSON-RPC forbids
+	// answering it with an error; none means anything over HTTP here).
+	if msg.Kind == protocol.KindNotification {
+		_, op := h.obs.Start(r.Context(), r, &msg, nil)
+		w.WriteHeader(http.StatusAccepted)
+		op.End(r.Context(), 0, false)
+		return
+	}
+	// Stage 5: the protocol fields.
+	req, perr := protocol.ParseRequest(msg)
+	var meta *protocol.RequestMeta
+	if req != nil {
+		meta = &req.Meta
+	}
+	ctx, op := h.obs.Start(r.Context(), r, &msg, meta)
+	if perr != nil {
+		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
+		return
+	}
+	if perr = protocol.CheckHeaders(r.Header, req); perr != nil {
+		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
+		return
+	}
+	call := actors.NewCall(ctx, req, nil, op)
+	if req.Method == protocol.MethodToolsCall {
+		if name, ok := req.NameString(); ok {
+			op.SetTool(name)
+			call.Tool = h.sys.Tool(name)
+			if perr = checkCapabilities(call); perr != nil {
+				h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
+				return
+			}
+		}
+	}
+	// Stage 6: the method table.
+	if !h.sys.HasMethod(req.Method) {
+		h.writeRejection(w, r, op, id, reject(StageMethod, http.StatusNotFound, errMethodNotFound))
+		return
+	}
+	// Stage 7: the method, within the in-flight bound.
+	if !h.enter() {
+		rej := rejOverload
+		if h.closing.Load() {
+			rej = rejClosing
+		}
+		h.writeRejection(w, r, op, id, rej)
+		return
+	}
+	defer h.leave()
+	answer, err := h.sys.Ask(call)
+	if err != nil {
+		// The client went away: its tool's context is cancelled, and
+		// nothing more is written for it.
+		op.End(context.WithoutCancel(ctx), 0, false)
+		return
+	}
+	// Stage 8: the send; after it only telemetry runs.
+	writeJSON(w, http.StatusOK, answer.Body)
+	op.End(r.Context(), answer.Code, answer.ToolError)
+}
+
+var errMethodNotFound = protocol.NewError(protocol.CodeMethodNotFound)
+
+// readBody reads the whole body within the limit. The exact-size read for a
+// declared Content-Length avoids io.ReadAll's growth copies.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, h.maxBody)
+	if n := r.ContentLength; n >= 0 {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(rd)
+}
+
+// enter admits one request into the method stage, or refuses it when the
+// bound is reached or the server is shutting down.
+func (h *Handler) enter() bool {
+	n := h.inFlight.Add(1)
+	if h.closing.Load() || (h.maxInFlight > 0 && n > h.maxInFlight) {
+		h.leave()
+		return false
+	}
+	return true
+}
+
+func (h *Handler) leave() {
+	if h.inFlight.Add(-1) == 0 && h.closing.Load() {
+		h.mu.Lock()
+		select {
+		case <-h.drained:
+		default:
+			close(h.drained)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// Drain stops admitting requests to methods and waits until every admitted
+// one has been answered, or ctx ends. Requests that arrive meanwhile are
+// answered 503 with Retry-After, never dropped.
+func (h *Handler) Drain(ctx context.Context) error {
+	h.closing.Store(true)
+	if h.inFlight.Load() == 0 {
+		h.mu.Lock()
+		select {
+		case <-h.drained:
+		default:
+			close(h.drained)
+		}
+		h.mu.Unlock()
+	}
+	select {
+	case <-h.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// InFlight returns the number of requests in the method stage.
+func (h *Handler) InFlight() int { return int(h.inFlight.Load()) }

@@ -1,0 +1,135 @@
+// Package wymcp serves the Model Context Protocol, revision 2026-07-28 (the
+// stateless revision), for tools, over Streamable HTTP.
+//
+// A *Server is an http.Handler: mount it at the path you choose on the mux
+// you already have. Each POST carries one JSON-RPC message; the server
+// answers server/discover, tools/list and tools/call, and refuses everything
+// else with the answer DESIGN §5 specifies. Tools are built with package
+// tools, typed (schemas inferred from Go types) or raw (a JSON Schema kept
+// byte-for-byte).
+package wymcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wymcp/wymcp/actors"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/telemetry"
+	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/transport"
+)
+
+// Implementation names the server: it goes in every result's _meta.
+type Implementation = protocol.Implementation
+
+// Options configures a Server. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// Instructions, when set, is returned by server/discover: guidance for
+	// the model on how to use the tools.
+	Instructions string
+	// PageSize is the number of tools per tools/list page; 0 means 100.
+	PageSize int
+	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means
+	// 5 minutes; negative means 0 (results are stale at once). The tool set
+	// never changes while a server runs, so only deploys make it stale.
+	CacheTTL time.Duration
+	// CursorSecret keys the tools/list cursors' MAC (tamper evidence).
+	// Replicas behind one load balancer must share it; nil is a valid key
+	// (cursors then still fail after any change to the tool set).
+	CursorSecret []byte
+	// MaxBodyBytes bounds a request body; 0 means 4 MiB.
+	MaxBodyBytes int64
+	// MaxInFlight bounds requests being answered at once; past it the
+	// answer is 503 with Retry-After, at once. 0 means 4096; negative means
+	// unbounded.
+	MaxInFlight int
+	// AllowedOrigins are the browser origins allowed besides loopback ones.
+	AllowedOrigins []string
+	// AllowedHosts are Host values allowed besides loopback names on a
+	// loopback listener (DNS-rebinding protection); on other listeners, when
+	// set, the only ones allowed.
+	AllowedHosts []string
+	// TracerProvider and MeterProvider receive spans and metrics; nil means
+	// the OpenTelemetry globals (no-ops until an SDK is installed).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Logger receives contained faults at Error; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an MCP endpoint. It is an http.Handler, safe for concurrent use.
+type Server struct {
+	handler *transport.Handler
+	system  *actors.System
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New builds a server for the given tools. Everything that can be wrong
+// with the tool set (a duplicate name, a bad schema) fails New, not a
+// request: schemas are compiled and the server/discover and tools/list
+// answers encoded here, once.
+func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error) {
+	if info.Name == "" || info.Version == "" {
+		return nil, errors.New("wymcp: the server Implementation needs a name and a version")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	obs := telemetry.New(telemetry.Config{
+		TracerProvider: opts.TracerProvider,
+		MeterProvider:  opts.MeterProvider,
+		Logger:         logger,
+	})
+	sys, err := actors.New(actors.Config{
+		Info:         info,
+		Instructions: opts.Instructions,
+		Tools:        ts,
+		PageSize:     opts.PageSize,
+		TTL:          opts.CacheTTL,
+		CursorSecret: opts.CursorSecret,
+		Logger:       logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := transport.New(transport.Config{
+		System:         sys,
+		Observer:       obs,
+		MaxBodyBytes:   opts.MaxBodyBytes,
+		MaxInFlight:    opts.MaxInFlight,
+		AllowedOrigins: opts.AllowedOrigins,
+		AllowedHosts:   opts.AllowedHosts,
+	})
+	return &Server{handler: h, system: sys}, nil
+}
+
+// ServeHTTP answers one MCP message.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Shutdown stops admitting requests (new ones are answered 503 with
+// Retry-After), waits until every admitted request has been answered, then
+// stops the actor system. If ctx ends first, the actors are left running
+// for the calls still in flight and ctx's error is returned.
+//
+// Call it after http.Server.Shutdown has stopped the listeners, or in its
+// place when the Server is mounted on a mux shared with other handlers.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.handler.Drain(ctx); err != nil {
+		return err
+	}
+	s.system.Shutdown(ctx)
+	return nil
+}
