@@ -161,7 +161,7 @@ func (t *tables) callTool(c *Call) Answer {
 type wireCallResult struct {
 	Content           []protocol.Content `json:"content"`
 	StructuredContent any                `json:"structuredContent,omitempty"`
-	IsError           bool               `json:"isError,omitempty"`
+	IsError           bool               `json:"isError,omitzero"`
 	ResultType        string             `json:"resultType"`
 	Meta              any                `json:"_meta"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +71,7 @@ type System struct {
 	tables     *tables
 	tools      map[string]*tools.Tool
 	logger     *slog.Logger
+	stopOnce   sync.Once
 }
 
 type pool struct {
@@ -185,9 +187,10 @@ func (s *System) Ask(call *Call) (Answer, error) {
 	}
 }
 
-// Shutdown stops every actor. Calls still running lose their actors, so
-// the front must first have drained them (wymcp.Server.Shutdown does).
-func (s *System) Shutdown(context.Context) { s.sys.Shutdown() }
+// Shutdown stops every actor; a second call does nothing. Calls still
+// running lose their actors, so the front must first have drained them
+// (wymcp.Server.Shutdown does).
+func (s *System) Shutdown(context.Context) { s.stopOnce.Do(s.sys.Shutdown) }
 
 // spawnWorkers asks the supervisor to start n workers of a method.
 type spawnWorkers struct {

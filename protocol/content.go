@@ -148,7 +148,7 @@ type CallToolResult struct {
 	// StructuredContent is any JSON value; it must conform to the tool's
 	// output schema when one is declared.
 	StructuredContent any            `json:"structuredContent,omitempty"`
-	IsError           bool           `json:"isError,omitempty"`
+	IsError           bool           `json:"isError,omitzero"`
 	Meta              map[string]any `json:"_meta,omitempty"`
 }
 

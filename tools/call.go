@@ -113,7 +113,7 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 
 	callCtx, cancel := context.WithTimeout(ctx, t.deadline)
 	defer cancel()
-	res, invalid, err, fault := t.guarded(callCtx, args)
+	res, fault, invalid, err := t.guarded(callCtx, args)
 
 	switch {
 	case fault != nil:
@@ -155,7 +155,7 @@ func (t *Tool) invalid(msg string) Outcome {
 
 // guarded runs the handler — and, for typed tools, the encoding of Out,
 // which runs user MarshalJSON methods — with any panic turned into a Fault.
-func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protocol.CallToolResult, invalid bool, err error, fault *Fault) {
+func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protocol.CallToolResult, fault *Fault, invalid bool, err error) {
 	defer func() {
 		// Since Go 1.21 panic(nil) recovers a *runtime.PanicNilError, so a
 		// nil here means no panic.
@@ -170,7 +170,7 @@ func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protoco
 		// faulty Error method panics, and Call must not.
 		err = textError(err.Error())
 	}
-	return res, invalid, err, nil
+	return res, nil, invalid, err
 }
 
 // textError is an error reduced to its text, taken inside guarded.

@@ -21,20 +21,21 @@ type Base struct {
 
 type args struct {
 	Base
-	Name    string           `json:"name" jsonschema:"who to greet"`
-	Count   int              `json:"count,omitempty"`
-	Small   uint8            `json:"small,omitzero"`
-	Ratio   float64          `json:"ratio"`
-	OK      bool             `json:"ok"`
-	Tags    []string         `json:"tags,omitempty"`
-	Pair    [2]int           `json:"pair"`
-	Blob    []byte           `json:"blob,omitempty"`
-	When    time.Time        `json:"when"`
-	Addr    *inner           `json:"addr"`
-	Labels  map[string]int   `json:"labels,omitempty"`
-	Extra   any              `json:"extra,omitempty"`
-	Raw     protocol.RawJSON `json:"raw,omitempty"`
-	Skip    string           `json:"-"`
+	Name   string           `json:"name" jsonschema:"who to greet"`
+	Count  int              `json:"count,omitempty"`
+	Small  uint8            `json:"small,omitzero"`
+	Ratio  float64          `json:"ratio"`
+	OK     bool             `json:"ok"`
+	Tags   []string         `json:"tags,omitempty"`
+	Pair   [2]int           `json:"pair"`
+	Blob   []byte           `json:"blob,omitempty"`
+	When   time.Time        `json:"when"`
+	Addr   *inner           `json:"addr"`
+	Labels map[string]int   `json:"labels,omitempty"`
+	Extra  any              `json:"extra,omitempty"`
+	Raw    protocol.RawJSON `json:"raw,omitempty"`
+	Skip   string           `json:"-"`
+	//lint:ignore U1000 present to show that unexported fields are skipped
 	private int
 	NoTag   string
 }

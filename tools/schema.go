@@ -15,8 +15,10 @@ import (
 
 // schemaURL is the base URL every tool schema is compiled under. It names
 // nothing that can be loaded: a relative `$ref` resolves against it to
-// another urn, which refuseLoader refuses like any other URL.
-const schemaURL = "urn:wymcp:tool-schema"
+// another wymcp: URL, which refuseLoader refuses like any other. It is
+// hierarchical on purpose: against an opaque base such as "urn:x" the
+// library resolved "other.json" to the document itself, silently.
+const schemaURL = "wymcp:///tool-schema.json"
 
 // maxMessage caps the text that describes failed validation (~1 KiB), so an
 // argument with thousands of bad items cannot make a megabyte answer.

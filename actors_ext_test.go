@@ -1,0 +1,196 @@
+package wymcp_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp"
+)
+
+func withID(r rpc, id int) rpc {
+	r.body = strings.Replace(r.body, `"id":1,`, fmt.Sprintf(`"id":%d,`, id), 1)
+	return r
+}
+
+// TestFaultAmongCallsInFlight: a fault past a method answers -32603 with
+// the faulting request's id, while 100 other requests in flight still get
+// their own answers (DESIGN §4).
+func TestFaultAmongCallsInFlight(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 100)}
+	_, hs := newTestServer(t, nil, probe)
+	var wg sync.WaitGroup
+	results := make([]reply, 100)
+	for i := range results {
+		wg.Go(func() {
+			results[i] = send(t, hs, withID(toolCall("slow", `{"ms":300}`), i+1))
+		})
+	}
+	for range 100 {
+		<-probe.started
+	}
+	send(t, hs, withID(toolCall("bad_result", `{}`), 1000)).expectError(t, 200, -32603, "1000")
+	wg.Wait()
+	for i, rep := range results {
+		res := rep.expectResult(t, fmt.Sprint(i+1))
+		if text, isErr := toolText(t, res); isErr || text != `"slept"` {
+			t.Errorf("call %d: %q isError %v", i+1, text, isErr)
+		}
+	}
+}
+
+// TestThousandFaults: 1,000 faults in a row — past the method and inside
+// the tool — leave the server answering normally: the strategy never
+// stops a method for good.
+func TestThousandFaults(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, nil, nil)
+	for i := range 1000 {
+		send(t, hs, withID(toolCall("bad_result", `{}`), i)).expectError(t, 200, -32603, fmt.Sprint(i))
+		if i%10 == 0 {
+			res := send(t, hs, withID(toolCall("panic", `{}`), i)).expectResult(t, fmt.Sprint(i))
+			if _, isErr := toolText(t, res); !isErr {
+				t.Fatalf("panic %d was not an isError result", i)
+			}
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	send(t, hs, toolCall("echo", `{"text":"still here"}`)).expectResult(t, "1")
+	send(t, hs, call("tools/list", "")).expectResult(t, "1")
+	send(t, hs, call("server/discover", "")).expectResult(t, "1")
+}
+
+// TestSlowToolDelaysNoOther: a tool sleeping 10 s does not delay a
+// concurrent fast call — the fast answer arrives while the slow call is
+// still in flight (per-call isolation, DESIGN §4).
+func TestSlowToolDelaysNoOther(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 1)}
+	_, hs := newTestServer(t, nil, probe)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(toolCall("slow", `{"ms":10000}`).body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "slow")
+		if resp, err := hs.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-probe.started
+	for i := range 20 {
+		send(t, hs, withID(toolCall("echo", `{"text":"fast"}`), i)).expectResult(t, fmt.Sprint(i))
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow call finished before the fast ones were answered")
+	default:
+	}
+	cancel()
+	<-slowDone
+}
+
+// TestDisconnectCancelsTool: a client that goes away mid-call cancels the
+// tool's context (DESIGN §4: closing the request is cancellation).
+func TestDisconnectCancelsTool(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 1)}
+	_, hs := newTestServer(t, nil, probe)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(toolCall("slow", `{"ms":20000}`).body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "slow")
+		if resp, err := hs.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-probe.started
+	cancel()
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for probe.cancelled.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the tool's context was not cancelled after the client went away")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestStubbornToolCutOff: a tool that ignores its context does not hold
+// the reply forever: past its deadline (and a grace) the call is answered
+// with the deadline's isError result.
+func TestStubbornToolCutOff(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, nil, nil)
+	res := send(t, hs, toolCall("stubborn", `{}`)).expectResult(t, "1")
+	if text, isErr := toolText(t, res); !isErr || text != "Tool stubborn timed out after 50ms" {
+		t.Errorf("text %q isError %v", text, isErr)
+	}
+}
+
+// TestOverload: past the in-flight bound the answer is 503 with
+// Retry-After and -32603 carrying the id, at once (DESIGN §4, §5).
+func TestOverload(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 2)}
+	_, hs := newTestServer(t, &wymcp.Options{MaxInFlight: 2}, probe)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { send(t, hs, withID(toolCall("slow", `{"ms":500}`), i)).expectResult(t, fmt.Sprint(i)) })
+	}
+	<-probe.started
+	<-probe.started
+	rep := send(t, hs, withID(toolCall("echo", `{"text":"x"}`), 77))
+	rep.expectError(t, 503, -32603, "77")
+	wantHeader(t, rep, "Retry-After", "1")
+	wg.Wait()
+	// The bound frees as calls finish.
+	send(t, hs, toolCall("echo", `{"text":"x"}`)).expectResult(t, "1")
+}
+
+// TestShutdownAnswersAccepted: Shutdown lets every admitted call finish and
+// be answered, then refuses new ones with 503 + Retry-After.
+func TestShutdownAnswersAccepted(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 20)}
+	srv, hs := newTestServer(t, nil, probe)
+	var wg sync.WaitGroup
+	results := make([]reply, 20)
+	for i := range results {
+		wg.Go(func() { results[i] = send(t, hs, withID(toolCall("slow", `{"ms":300}`), i)) })
+	}
+	for range 20 {
+		<-probe.started
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	wg.Wait()
+	for i, rep := range results {
+		res := rep.expectResult(t, fmt.Sprint(i))
+		if text, isErr := toolText(t, res); isErr || text != `"slept"` {
+			t.Errorf("call %d: %q isError %v", i, text, isErr)
+		}
+	}
+	rep := send(t, hs, toolCall("echo", `{"text":"late"}`))
+	rep.expectError(t, 503, -32603, "1")
+	wantHeader(t, rep, "Retry-After", "1")
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// The demo tool set: one tool per thing worth showing — a raw tool, a typed
+// tool with structured output, a long call that honours cancellation, and
+// each of the three failure paths of DESIGN §5 (a tool error, a tool panic
+// contained by the tool runner, a fault after the tool returned contained by
+// the supervisor).
+
+// echoSchema is kept byte-for-byte in tools/list (raw tools keep theirs).
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
+
+// sleepSchema bounds ms to ten minutes; the typed inference has no minimum
+// or maximum, hence a raw tool.
+const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000,"description":"How long to sleep, in milliseconds (0 to 600000)"}},"required":["ms"],"additionalProperties":false}`
+
+// maxSleep is sleepSchema's maximum.
+const maxSleep = 600000 * time.Millisecond
+
+// noArgsSchema is the input schema of a tool that takes no arguments.
+const noArgsSchema = `{"type":"object","additionalProperties":false}`
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"First addend"`
+	B float64 `json:"b" jsonschema:"Second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+func demoTools() ([]*tools.Tool, error) {
+	readOnly := protocol.ToolAnnotations{ReadOnlyHint: new(true), DestructiveHint: new(false), IdempotentHint: new(true), OpenWorldHint: new(false)}
+	closed := protocol.ToolAnnotations{OpenWorldHint: new(false)}
+	var errs []error
+	add := func(t *tools.Tool, err error) *tools.Tool {
+		errs = append(errs, err)
+		return t
+	}
+	ts := []*tools.Tool{
+		add(tools.NewRaw("echo", "Echoes the given text back as one text block.",
+			[]byte(echoSchema), echo, tools.WithAnnotations(readOnly))),
+		add(tools.New("add", "Adds two numbers and returns the sum as structured content.",
+			func(_ context.Context, in addIn) (addOut, error) { return addOut{Sum: in.A + in.B}, nil },
+			tools.WithAnnotations(readOnly))),
+		add(tools.NewRaw("sleep", "Sleeps for ms milliseconds, then says so; stops early if the call is cancelled.",
+			[]byte(sleepSchema), sleep,
+			tools.WithAnnotations(readOnly),
+			// Longer than the longest sleep, so the schema's bound is the limit.
+			tools.WithDeadline(maxSleep+time.Minute))),
+		add(tools.NewRaw("fail", "Always fails: shows a tool error answered as an isError result.",
+			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+				return nil, errors.New("this tool always fails")
+			}, tools.WithAnnotations(closed))),
+		add(tools.NewRaw("panic", "Always panics: shows tool containment (an isError result, the server keeps running).",
+			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+				panic("demo: the panic tool panicked")
+			}, tools.WithAnnotations(closed))),
+		add(tools.NewRaw("bad_result", "Returns a result that faults while it is encoded: shows supervisor containment (JSON-RPC -32603).",
+			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+				return &protocol.CallToolResult{
+					Content:           []protocol.Content{&protocol.TextContent{Text: "never sent"}},
+					StructuredContent: explosive{},
+				}, nil
+			}, tools.WithAnnotations(closed))),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+func echo(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+	var in struct {
+		Text string `json:"text"`
+	}
+	if err := protocol.Unmarshal(args, &in); err != nil {
+		return nil, errors.New("arguments cannot be decoded")
+	}
+	return protocol.TextResult(in.Text), nil
+}
+
+func sleep(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+	var in struct {
+		MS int64 `json:"ms"`
+	}
+	if err := protocol.Unmarshal(args, &in); err != nil {
+		return nil, errors.New("arguments cannot be decoded")
+	}
+	t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return protocol.TextResult(fmt.Sprintf("slept %d ms", in.MS)), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sleep interrupted: %w", context.Cause(ctx))
+	}
+}
+
+// explosive panics when encoded. The tool returns it without trouble; the
+// fault happens later, when the method actor encodes the answer, outside the
+// tool runner's recover — the supervisor's case.
+type explosive struct{}
+
+// MarshalJSON implements json.Marshaler by panicking.
+func (explosive) MarshalJSON() ([]byte, error) {
+	panic("demo: bad_result's structured content cannot be encoded")
+}

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"testing"
+	"time"
+)
+
+// meta is the _meta every 2026-07-28 request carries.
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// serverInfo ends every result.
+const serverInfo = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-demo","version":"0.1.0"}}`
+
+// server is one run of the program, in process.
+type server struct {
+	url    string
+	cancel context.CancelFunc // SIGINT/SIGTERM
+	done   chan error         // run's result
+}
+
+// start runs the program on a free port and returns once it is listening.
+// The cleanup stops it and checks that it stopped cleanly.
+func start(t *testing.T, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	s := &server{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, t.Output())
+		pw.CloseWithError(errors.New("run returned"))
+		s.done <- err
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("reading the listening line: %v (run: %v)", err, <-s.done)
+	}
+	go io.Copy(io.Discard, pr) // nothing more is expected; never block run
+	const prefix = "wymcp listening on "
+	if !strings.HasPrefix(line, prefix) || !strings.HasSuffix(line, "/mcp\n") {
+		t.Fatalf("listening line = %q, want %q<url>/mcp", line, prefix)
+	}
+	s.url = strings.TrimSuffix(strings.TrimPrefix(line, prefix), "\n")
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Errorf("run returned %v after shutdown, want nil", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("run did not return within 10s of shutdown")
+		}
+	})
+	return s
+}
+
+// post sends one JSON-RPC request with the headers the protocol requires and
+// returns the status and the body.
+func post(t *testing.T, ctx context.Context, url, method, name, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, name, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func callBody(name, args string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
+}
+
+// TestServe checks the three methods end to end over a real listener,
+// byte for byte.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tests := []struct {
+		name, method, tool, body, want string
+	}{{
+		name:   "server/discover",
+		method: "server/discover",
+		body:   `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`,
+		want:   `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":300000,"cacheScope":"public",` + serverInfo + `}}`,
+	}, {
+		name:   "tools/list",
+		method: "tools/list",
+		body:   `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`,
+		want: `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[` +
+			`{"name":"echo","description":"Echoes the given text back as one text block.","inputSchema":` + echoSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
+			`{"name":"add","description":"Adds two numbers and returns the sum as structured content.","inputSchema":{"type":"object","properties":{"a":{"type":"number","description":"First addend"},"b":{"type":"number","description":"Second addend"}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
+			`{"name":"sleep","description":"Sleeps for ms milliseconds, then says so; stops early if the call is cancelled.","inputSchema":` + sleepSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
+			`{"name":"fail","description":"Always fails: shows a tool error answered as an isError result.","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
+			`{"name":"panic","description":"Always panics: shows tool containment (an isError result, the server keeps running).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
+			`{"name":"bad_result","description":"Returns a result that faults while it is encoded: shows supervisor containment (JSON-RPC -32603).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}}` +
+			`],"ttlMs":300000,"cacheScope":"public",` + serverInfo + `}}`,
+	}, {
+		name:   "tools/call echo",
+		method: "tools/call",
+		tool:   "echo",
+		body:   callBody("echo", `{"text":"hello"}`),
+		want:   `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete",` + serverInfo + `}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			status, got := post(t, t.Context(), s.url, tt.method, tt.tool, tt.body)
+			if status != http.StatusOK {
+				t.Errorf("status = %d, want 200", status)
+			}
+			if got != tt.want {
+				t.Errorf("body:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDemoTools calls each demo tool once: each shows one DESIGN §5 row.
+func TestDemoTools(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	result := func(content string, isError bool) string {
+		e := ""
+		if isError {
+			e = `"isError":true,`
+		}
+		return `{"jsonrpc":"2.0","id":1,"result":{"content":[` + content + `],` + e + `"resultType":"complete",` + serverInfo + `}}`
+	}
+	tests := []struct {
+		name, tool, args, want, explanation string
+	}{
+		{"add", "add", `{"a":2,"b":3.5}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"sum\":5.5}"}],"structuredContent":{"sum":5.5},"resultType":"complete",` + serverInfo + `}}`,
+			"a typed tool: structuredContent plus the same JSON as text"},
+		{"sleep", "sleep", `{"ms":1}`, result(`{"type":"text","text":"slept 1 ms"}`, false), "a raw tool"},
+		{"sleep out of range", "sleep", `{"ms":600001}`,
+			result(`{"type":"text","text":"Invalid arguments for tool sleep: at '/ms': maximum: got 600,001, want 600,000"}`, true),
+			"arguments fail the input schema: isError result"},
+		{"fail", "fail", `{}`, result(`{"type":"text","text":"this tool always fails"}`, true), "tool returns an error: isError result"},
+		{"panic", "panic", `{}`, result(`{"type":"text","text":"Tool execution failed: internal error"}`, true), "tool panics: tool containment, fixed text"},
+		{"bad_result", "bad_result", `{}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`,
+			"fault past the tool: supervisor containment, -32603 with the id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			status, got := post(t, t.Context(), s.url, "tools/call", tt.tool, callBody(tt.tool, tt.args))
+			if status != http.StatusOK {
+				t.Errorf("%s: status = %d, want 200", tt.explanation, status)
+			}
+			if got != tt.want {
+				t.Errorf("%s: body:\n got %s\nwant %s", tt.explanation, got, tt.want)
+			}
+		})
+	}
+	// The server survived both faults.
+	if status, got := post(t, t.Context(), s.url, "tools/call", "echo", callBody("echo", `{"text":"still here"}`)); status != 200 || !strings.Contains(got, `"text":"still here"`) {
+		t.Errorf("after the faults: %d %s", status, got)
+	}
+}
+
+// TestToolsDescribed checks that every tool of every page of tools/list has
+// a description and an object input schema (DESIGN §6).
+func TestToolsDescribed(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	cursor, seen := "", 0
+	for {
+		params := meta
+		if cursor != "" {
+			params = `"cursor":` + strings.TrimSpace(mustJSON(t, cursor)) + `,` + meta
+		}
+		status, body := post(t, t.Context(), s.url, "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+params+`}}`)
+		if status != http.StatusOK {
+			t.Fatalf("status = %d, body %s", status, body)
+		}
+		var resp struct {
+			Result struct {
+				Tools []struct {
+					Name        string          `json:"name"`
+					Description string          `json:"description"`
+					InputSchema json.RawMessage `json:"inputSchema"`
+				} `json:"tools"`
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil {
+			t.Fatalf("decoding %s: %v", body, err)
+		}
+		for _, tool := range resp.Result.Tools {
+			seen++
+			if tool.Description == "" {
+				t.Errorf("tool %q has no description", tool.Name)
+			}
+			var schema struct {
+				Type string `json:"type"`
+			}
+			if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema.Type != "object" {
+				t.Errorf("tool %q: inputSchema %s is not an object schema (%v)", tool.Name, tool.InputSchema, err)
+			}
+		}
+		if cursor = resp.Result.NextCursor; cursor == "" {
+			break
+		}
+	}
+	ts, err := demoTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != len(ts) {
+		t.Errorf("tools/list showed %d tools, want %d", seen, len(ts))
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestShutdownAnswersInFlight is SIGTERM during a call: the call in flight
+// is answered, then run returns nil.
+func TestShutdownAnswersInFlight(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	wrote := make(chan struct{})
+	ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) },
+	})
+	type answer struct {
+		status int
+		body   string
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		status, body := post(t, ctx, s.url, "tools/call", "sleep", callBody("sleep", `{"ms":500}`))
+		answered <- answer{status, body}
+	}()
+	<-wrote
+	// Give the server a moment to accept the connection and start the call;
+	// the tool sleeps well past this.
+	time.Sleep(100 * time.Millisecond)
+	s.cancel()
+	a := <-answered
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"text":"slept 500 ms"`) {
+		t.Errorf("call in flight at shutdown: %d %s, want 200 and slept 500 ms", a.status, a.body)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("run = %v, want nil", err)
+		}
+		s.done <- nil // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after shutdown")
+	}
+}
+
+// TestUsage checks the command-line errors: exit status 2 and a message
+// naming what is wrong.
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want int
+		msg  string
+	}{
+		{"unknown tool set", []string{"-tools", "nope"}, 2, `unknown tool set "nope"; known sets: demo`},
+		{"unknown flag", []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"stray argument", []string{"serve"}, 2, "unexpected arguments"},
+		{"bad path", []string{"-path", "mcp"}, 2, "must start with /"},
+		{"help", []string{"-h"}, 0, "Usage of wymcp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr strings.Builder
+			err := run(t.Context(), append([]string{"-addr", "127.0.0.1:0"}, tt.args...), &stdout, &stderr)
+			if code := exitCode(err, &stderr); code != tt.want {
+				t.Errorf("exit code = %d (err %v), want %d", code, err, tt.want)
+			}
+			if !strings.Contains(stderr.String(), tt.msg) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.msg)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+		})
+	}
+}

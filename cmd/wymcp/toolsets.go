@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/wymcp/wymcp/tools"
+)
+
+// toolSets names the tool sets the binary can serve (the -tools flag). Each
+// entry builds its tools afresh, so that a set is only built when chosen and
+// a bad tool fails start-up with its error instead of a panic at init
+// (STYLE: no init side effects). A "conformance" set goes here next.
+var toolSets = map[string]func() ([]*tools.Tool, error){
+	"demo": demoTools,
+}
+
+// toolSetNames returns the known set names, sorted, for usage and errors.
+func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
+
+// buildToolSet builds the named set; an unknown name is a usage error.
+func buildToolSet(name string) ([]*tools.Tool, error) {
+	build, ok := toolSets[name]
+	if !ok {
+		return nil, usageError{err: fmt.Errorf("unknown tool set %q; known sets: %s", name, strings.Join(toolSetNames(), ", "))}
+	}
+	ts, err := build()
+	if err != nil {
+		return nil, fmt.Errorf("tool set %q: %w", name, err)
+	}
+	return ts, nil
+}

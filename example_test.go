@@ -1,0 +1,75 @@
+package wymcp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// GreetIn is the greet tool's input; its schema is inferred from the type.
+type GreetIn struct {
+	Name string `json:"name" jsonschema:"Who to greet"`
+}
+
+// GreetOut is its output: structuredContent, and the same JSON as text.
+type GreetOut struct {
+	Greeting string `json:"greeting"`
+}
+
+// A typed tool served at /mcp. The README's embedding example is this code,
+// with http.ListenAndServe("127.0.0.1:8080", mux) in place of httptest.
+func ExampleNew() {
+	greet := tools.Must(tools.New("greet", "Greets someone by name.",
+		func(ctx context.Context, in GreetIn) (GreetOut, error) {
+			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+		}))
+	srv, err := wymcp.New(wymcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil, greet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv)
+
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	status, body := call(ts.URL+"/mcp", "greet", `{"name":"Ada"}`)
+	fmt.Println(status)
+	fmt.Println(body)
+	// Output:
+	// 200
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ada!\"}"}],"structuredContent":{"greeting":"Hello, Ada!"},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"greeter","version":"1.0.0"}}}}
+}
+
+// call sends one tools/call with the headers MCP 2026-07-28 requires: the
+// version, the method and the tool name mirror the body.
+func call(url, tool, args string) (int, string) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}

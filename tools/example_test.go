@@ -1,0 +1,60 @@
+package tools_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+func ExampleNew() {
+	type addIn struct {
+		A int `json:"a" jsonschema:"first addend"`
+		B int `json:"b" jsonschema:"second addend"`
+	}
+	type addOut struct {
+		Sum int `json:"sum"`
+	}
+	add := tools.Must(tools.New("add", "Adds two integers.",
+		func(_ context.Context, in addIn) (addOut, error) { return addOut{in.A + in.B}, nil }))
+
+	fmt.Println(string(add.Definition().InputSchema))
+	out := add.Call(context.Background(), protocol.RawJSON(`{"a":2,"b":3}`))
+	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	out = add.Call(context.Background(), protocol.RawJSON(`{"a":2}`))
+	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	// Output:
+	// {"type":"object","properties":{"a":{"type":"integer","description":"first addend"},"b":{"type":"integer","description":"second addend"}},"required":["a","b"],"additionalProperties":false}
+	// ok {"sum":5}
+	// invalid_arguments Invalid arguments for tool add: at '': missing property 'b'
+}
+
+func ExampleNewRaw() {
+	schema := []byte(`{
+  "type": "object",
+  "properties": {"text": {"type": "string"}},
+  "required": ["text"]
+}`)
+	shout := tools.Must(tools.NewRaw("shout", "Upper-cases text.", schema,
+		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var in struct {
+				Text string `json:"text"`
+			}
+			if err := protocol.Unmarshal(args, &in); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult(strings.ToUpper(in.Text)), nil
+		}))
+
+	fmt.Println(string(shout.Definition().InputSchema) == string(schema))
+	out := shout.Call(context.Background(), protocol.RawJSON(`{"text":"hello"}`))
+	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	out = shout.Call(context.Background(), protocol.RawJSON(`{"text":7}`))
+	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	// Output:
+	// true
+	// ok HELLO
+	// invalid_arguments Invalid arguments for tool shout: at '/text': got number, want string
+}
