@@ -63,8 +63,8 @@ func TestThousandFaults(t *testing.T) {
 		}
 	}
 	send(t, hs, toolCall("echo", `{"text":"still here"}`)).expectResult(t, "1")
-	send(t, hs, call("tools/list", "")).expectResult(t, "1")
-	send(t, hs, call("server/discover", "")).expectResult(t, "1")
+	send(t, hs, methodCall("tools/list", "")).expectResult(t, "1")
+	send(t, hs, methodCall("server/discover", "")).expectResult(t, "1")
 }
 
 // TestSlowToolDelaysNoOther: a tool sleeping 10 s does not delay a

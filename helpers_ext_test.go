@@ -149,7 +149,7 @@ type rpc struct {
 
 // call builds a well-formed request for method with params (an object
 // without _meta; _meta is added), id 1, and the headers a client sends.
-func call(method, params string) rpc {
+func methodCall(method, params string) rpc {
 	var body string
 	if params == "" {
 		body = `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"_meta":` + goodMeta + `}}`
@@ -166,7 +166,7 @@ func toolCall(name, arguments string) rpc {
 	if arguments != "" {
 		params += `,"arguments":` + arguments
 	}
-	r := call("tools/call", params)
+	r := methodCall("tools/call", params)
 	r.headers["Mcp-Name"] = name
 	return r
 }

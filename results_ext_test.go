@@ -16,7 +16,7 @@ import (
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{Instructions: "Use echo to echo."}, nil)
-	rep := send(t, hs, call("server/discover", ""))
+	rep := send(t, hs, methodCall("server/discover", ""))
 	rep.expectResult(t, "1")
 	want := `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"Use echo to echo.","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-test","version":"0.0.1"}}}`
 	if got := string(rep.msg.Result); got != want {
@@ -46,9 +46,9 @@ func TestToolsListPages(t *testing.T) {
 		var names, pages []string
 		cursor := ""
 		for i := 0; ; i++ {
-			req := call("tools/list", "")
+			req := methodCall("tools/list", "")
 			if i > 0 {
-				req = call("tools/list", `"cursor":`+quote(cursor))
+				req = methodCall("tools/list", `"cursor":`+quote(cursor))
 			}
 			rep := send(t, hs, req)
 			res := rep.expectResult(t, "1")
@@ -87,7 +87,7 @@ func TestToolsListPages(t *testing.T) {
 		t.Errorf("second walk differs")
 	}
 	// An empty cursor is valid and means the start.
-	rep := send(t, hs, call("tools/list", `"cursor":""`))
+	rep := send(t, hs, methodCall("tools/list", `"cursor":""`))
 	rep.expectResult(t, "1")
 	if string(rep.raw) != pages[0] {
 		t.Errorf("empty cursor did not give the first page")
@@ -100,10 +100,10 @@ func TestCursorFromAnotherToolSet(t *testing.T) {
 	t.Parallel()
 	_, a := newTestServer(t, &wymcp.Options{PageSize: 2}, nil)
 	_, b := newTestServer(t, &wymcp.Options{PageSize: 2, CursorSecret: []byte("other")}, nil)
-	res := send(t, a, call("tools/list", "")).expectResult(t, "1")
+	res := send(t, a, methodCall("tools/list", "")).expectResult(t, "1")
 	cursor := res["nextCursor"].(string)
-	send(t, a, call("tools/list", `"cursor":`+quote(cursor))).expectResult(t, "1")
-	send(t, b, call("tools/list", `"cursor":`+quote(cursor))).expectError(t, 200, -32602, "1")
+	send(t, a, methodCall("tools/list", `"cursor":`+quote(cursor))).expectResult(t, "1")
+	send(t, b, methodCall("tools/list", `"cursor":`+quote(cursor))).expectError(t, 200, -32602, "1")
 }
 
 // TestRawSchemaByteForByte: a raw tool's schema reaches tools/list as the
@@ -111,7 +111,7 @@ func TestCursorFromAnotherToolSet(t *testing.T) {
 func TestToolDefinitions(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	rep := send(t, hs, call("tools/list", ""))
+	rep := send(t, hs, methodCall("tools/list", ""))
 	rep.expectResult(t, "1")
 	var res struct {
 		Tools []struct {
