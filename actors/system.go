@@ -66,12 +66,14 @@ type System struct {
 	sys        *actor.ActorSystem
 	supervisor *actor.PID
 	pools      map[string]*pool
-	callProps  *actor.Props
-	callMethod methodFunc
-	tables     *tables
-	tools      map[string]*tools.Tool
-	logger     *slog.Logger
-	stopOnce   sync.Once
+	// workerProps are the props of pool workers, kept for spawnPool.
+	workerProps *actor.Props
+	callProps   *actor.Props
+	callMethod  methodFunc
+	tables      *tables
+	tools       map[string]*tools.Tool
+	logger      *slog.Logger
+	stopOnce    sync.Once
 }
 
 type pool struct {
@@ -132,14 +134,12 @@ func New(cfg Config) (*System, error) {
 		protocol.MethodDiscover:  tables.discover,
 		protocol.MethodToolsList: tables.listTools,
 	}
+	s.workerProps = workerProps
 	for name, fn := range methods {
-		res, err := s.sys.Root.RequestFuture(s.supervisor,
-			&spawnWorkers{n: workers, props: workerProps, method: fn}, 10*time.Second).Result()
-		if err != nil {
+		if err := s.spawnPool(name, workers, fn); err != nil {
 			s.sys.Shutdown()
-			return nil, fmt.Errorf("wymcp: starting %s workers: %w", name, err)
+			return nil, err
 		}
-		s.pools[name] = &pool{pids: res.([]*actor.PID)}
 	}
 	// The producer reads s.callMethod at each spawn, so tests can put a
 	// faulting method in its place.
@@ -147,6 +147,17 @@ func New(cfg Config) (*System, error) {
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher),
 		actor.WithGuardian(&containment{stop: true, logger: logger}))
 	return s, nil
+}
+
+// spawnPool has the supervisor start n workers answering method with fn.
+func (s *System) spawnPool(method string, n int, fn methodFunc) error {
+	res, err := s.sys.Root.RequestFuture(s.supervisor,
+		&spawnWorkers{n: n, props: s.workerProps, method: fn}, 10*time.Second).Result()
+	if err != nil {
+		return fmt.Errorf("wymcp: starting %s workers: %w", method, err)
+	}
+	s.pools[method] = &pool{pids: res.([]*actor.PID)}
+	return nil
 }
 
 // Tool returns the tool named name, or nil.

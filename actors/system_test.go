@@ -1,0 +1,114 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wymcp/wymcp/protocol"
+)
+
+func newTestSystem(t *testing.T) *System {
+	t.Helper()
+	s, err := New(Config{Info: protocol.Implementation{Name: "t", Version: "1"}, Logger: slog.New(slog.DiscardHandler), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
+}
+
+func ask(t *testing.T, s *System, method string, id int64) Answer {
+	t.Helper()
+	req := &protocol.Request{ID: protocol.NewIntID(id), Method: method}
+	a, err := s.Ask(NewCall(context.Background(), req, nil, nil))
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	return a
+}
+
+// TestPoolWorkerFaults: a pool worker that panics on every message is
+// answered -32603 with each request's id and restarted each time — a
+// thousand faults in a row, then the method still answers, and a method in
+// another pool was never affected. protoactor's default strategy would have
+// stopped the worker after the tenth.
+func TestPoolWorkerFaults(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	if err := s.spawnPool("test/panic", 2, func(c *Call) Answer {
+		if strings.HasSuffix(c.Request.ID.String(), "7") {
+			return resultAnswer(c.Request.ID, []byte(`{}`))
+		}
+		panic(fmt.Errorf("worker exploded on %s", c.Request.ID))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range int64(1000) {
+		wg.Go(func() {
+			a := ask(t, s, "test/panic", i)
+			if i%10 == 7 {
+				if a.Code != 0 {
+					t.Errorf("id %d: code %d, want a result", i, a.Code)
+				}
+				return
+			}
+			want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"}}`, i)
+			if string(a.Body) != want || a.Code != protocol.CodeInternalError {
+				t.Errorf("id %d: %s", i, a.Body)
+			}
+		})
+	}
+	wg.Wait()
+	if a := ask(t, s, protocol.MethodDiscover, 5); a.Code != 0 || !strings.Contains(string(a.Body), `"supportedVersions"`) {
+		t.Errorf("discover after the storm: %s", a.Body)
+	}
+}
+
+// TestStrategyNeverPanics: a failure whose message is not a well-formed
+// call (no request) is logged, and the directive still applied; a panic
+// inside the strategy would end the process when it runs as a guardian.
+func TestStrategyNeverPanics(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	strategy := &containment{stop: true, logger: slog.New(slog.DiscardHandler)}
+	sup := &recordingSupervisor{}
+	pid := actor.NewPID("local", "x")
+	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", &Call{}) // Request is nil
+	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", "not a call")
+	strategy.HandleFailure(s.sys, sup, pid, nil, nil, nil)
+	if sup.stopped != 3 {
+		t.Errorf("stopped %d children, want 3", sup.stopped)
+	}
+}
+
+type recordingSupervisor struct{ stopped, restarted int }
+
+func (r *recordingSupervisor) Children() []*actor.PID             { return nil }
+func (r *recordingSupervisor) EscalateFailure(any, any)           {}
+func (r *recordingSupervisor) RestartChildren(pids ...*actor.PID) { r.restarted += len(pids) }
+func (r *recordingSupervisor) StopChildren(pids ...*actor.PID)    { r.stopped += len(pids) }
+func (r *recordingSupervisor) ResumeChildren(...*actor.PID)       {}
+
+// TestAskCancelled: a requester whose context ends stops waiting at once.
+func TestAskCancelled(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	block := make(chan struct{})
+	defer close(block)
+	if err := s.spawnPool("test/block", 1, func(c *Call) Answer { <-block; return Answer{} }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := &protocol.Request{ID: protocol.NewIntID(1), Method: "test/block"}
+	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}

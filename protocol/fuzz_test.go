@@ -1,0 +1,78 @@
+package protocol_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/wymcp/wymcp/protocol"
+)
+
+// FuzzParse: every body gets a classification or a specified error, never a
+// panic; a parsed message's id is one we can echo as valid JSON; an answer
+// built for any outcome is valid JSON.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"m"}]`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}",
+		`{"jsonrpc":"2.0","id":"\ud800","method":"m"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"result":null}`,
+		``, `{`, `null`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		msg, id, perr := protocol.Parse(body)
+		var out []byte
+		if perr != nil {
+			switch perr.Code {
+			case protocol.CodeParseError, protocol.CodeInvalidRequest:
+			default:
+				t.Fatalf("unexpected code %d", perr.Code)
+			}
+			out = protocol.AppendError(nil, id, perr)
+		} else {
+			if msg.Kind != protocol.KindRequest && msg.Kind != protocol.KindNotification {
+				t.Fatalf("kind %d", msg.Kind)
+			}
+			if (msg.Kind == protocol.KindNotification) != msg.ID.IsZero() {
+				t.Fatalf("kind %d with id %q", msg.Kind, msg.ID.JSON())
+			}
+			if msg.Kind == protocol.KindRequest {
+				if req, perr := protocol.ParseRequest(msg); perr == nil {
+					_ = protocol.CheckHeaders(protocol.Header{}, req)
+					req.Meta.HasCapability("sampling")
+				} else {
+					out = protocol.AppendError(nil, msg.ID, perr)
+				}
+			}
+			if out == nil {
+				out = protocol.AppendResult(nil, msg.ID, []byte(`{}`))
+			}
+		}
+		if !json.Valid(out) {
+			t.Fatalf("answer is not valid JSON: %s", out)
+		}
+	})
+}
+
+// FuzzDecodeHeaderValue: the sentinel decoder never panics, and what it
+// accepts is valid UTF-8 text.
+func FuzzDecodeHeaderValue(f *testing.F) {
+	for _, s := range []string{"echo", "=?base64?ZWNobw==?=", "=?base64??=", "=?base64?=", "=?base64?/w==?=", "=?base64?ZW*o?="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := protocol.DecodeHeaderValue(v)
+		if ok && got != v {
+			b, _ := json.Marshal(got)
+			if !json.Valid(b) {
+				t.Fatalf("decoded value is not text: %q", got)
+			}
+		}
+	})
+}
