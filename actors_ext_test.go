@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -79,14 +80,7 @@ func TestSlowToolDelaysNoOther(t *testing.T) {
 	slowDone := make(chan struct{})
 	go func() {
 		defer close(slowDone)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(toolCall("slow", `{"ms":10000}`).body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "slow")
-		if resp, err := hs.Client().Do(req); err == nil {
-			resp.Body.Close()
-		}
+		_ = sendRaw(ctx, hs, toolCall("slow", `{"ms":10000}`))
 	}()
 	<-probe.started
 	for i := range 20 {
@@ -111,14 +105,7 @@ func TestDisconnectCancelsTool(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(toolCall("slow", `{"ms":20000}`).body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "slow")
-		if resp, err := hs.Client().Do(req); err == nil {
-			resp.Body.Close()
-		}
+		_ = sendRaw(ctx, hs, toolCall("slow", `{"ms":20000}`))
 	}()
 	<-probe.started
 	cancel()
@@ -150,18 +137,52 @@ func TestOverload(t *testing.T) {
 	t.Parallel()
 	probe := &testProbe{started: make(chan struct{}, 2)}
 	_, hs := newTestServer(t, &wymcp.Options{MaxInFlight: 2}, probe)
+	// Two calls that hold their places until the test lets them go, so the
+	// bound is reached however slow the machine is.
+	ctx, release := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range 2 {
-		wg.Go(func() { send(t, hs, withID(toolCall("slow", `{"ms":500}`), i)).expectResult(t, fmt.Sprint(i)) })
+		wg.Go(func() { _ = sendRaw(ctx, hs, withID(toolCall("slow", `{"ms":60000}`), i)) })
 	}
 	<-probe.started
 	<-probe.started
 	rep := send(t, hs, withID(toolCall("echo", `{"text":"x"}`), 77))
 	rep.expectError(t, 503, -32603, "77")
 	wantHeader(t, rep, "Retry-After", "1")
+	release()
 	wg.Wait()
 	// The bound frees as calls finish.
-	send(t, hs, toolCall("echo", `{"text":"x"}`)).expectResult(t, "1")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rep := send(t, hs, toolCall("echo", `{"text":"x"}`))
+		if rep.status == 200 {
+			rep.expectResult(t, "1")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bound did not free: %d %s", rep.status, rep.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sendRaw posts r with the usual headers and discards the answer; it is
+// for calls the test abandons by cancelling ctx.
+func sendRaw(ctx context.Context, hs *httptest.Server, r rpc) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(r.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	for k, v := range r.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
 
 // TestShutdownAnswersAccepted: Shutdown lets every admitted call finish and

@@ -13,19 +13,17 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// GreetIn is the greet tool's input; its schema is inferred from the type.
-type GreetIn struct {
-	Name string `json:"name" jsonschema:"Who to greet"`
-}
-
-// GreetOut is its output: structuredContent, and the same JSON as text.
-type GreetOut struct {
-	Greeting string `json:"greeting"`
-}
-
 // A typed tool served at /mcp. The README's embedding example is this code,
 // with http.ListenAndServe("127.0.0.1:8080", mux) in place of httptest.
 func ExampleNew() {
+	// The input schema is inferred from GreetIn; GreetOut's JSON becomes
+	// structuredContent, and the same JSON a text block.
+	type GreetIn struct {
+		Name string `json:"name" jsonschema:"Who to greet"`
+	}
+	type GreetOut struct {
+		Greeting string `json:"greeting"`
+	}
 	greet := tools.Must(tools.New("greet", "Greets someone by name.",
 		func(ctx context.Context, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
@@ -40,7 +38,7 @@ func ExampleNew() {
 
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	status, body := call(ts.URL+"/mcp", "greet", `{"name":"Ada"}`)
+	status, body := exampleCall(ts.URL+"/mcp", "greet", `{"name":"Ada"}`)
 	fmt.Println(status)
 	fmt.Println(body)
 	// Output:
@@ -48,9 +46,9 @@ func ExampleNew() {
 	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ada!\"}"}],"structuredContent":{"greeting":"Hello, Ada!"},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"greeter","version":"1.0.0"}}}}
 }
 
-// call sends one tools/call with the headers MCP 2026-07-28 requires: the
+// exampleCall sends one tools/call with the headers MCP 2026-07-28 requires: the
 // version, the method and the tool name mirror the body.
-func call(url, tool, args string) (int, string) {
+func exampleCall(url, tool, args string) (int, string) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
 		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"errors"
-
 	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
 )
@@ -21,13 +19,6 @@ const MaxDepth = 10000
 // unknown members are ignored, and trailing data is an error.
 func decodeStrict(data []byte, v any) error {
 	return json.Unmarshal(data, v)
-}
-
-// isSyntaxError reports whether err means the bytes are not strict JSON (as
-// opposed to valid JSON of an unexpected shape).
-func isSyntaxError(err error) bool {
-	var se *jsontext.SyntacticError
-	return errors.As(err, &se)
 }
 
 // validJSON reports whether data is exactly one strict JSON value.
