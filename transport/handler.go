@@ -166,6 +166,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave()
+	if call.Tool != nil {
+		h.obs.CallStarted(ctx)
+		defer h.obs.CallEnded(context.WithoutCancel(ctx))
+	}
 	answer, err := h.sys.Ask(call)
 	if err != nil {
 		// The client went away: its tool's context is cancelled, and
