@@ -109,7 +109,20 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 	sampling := tools.Must(tools.New("needs_sampling", "Needs the client's sampling capability.",
 		func(context.Context, struct{}) (any, error) { return "sampled", nil },
 		tools.WithRequiredCapabilities("sampling")))
-	return []*tools.Tool{echo, add, noArgs, fail, boom, badResult, slow, quick, stubborn, sampling}
+	routed := tools.Must(tools.NewRaw("routed", "Arguments mirrored in Mcp-Param headers.",
+		[]byte(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"level":{"type":"integer","x-mcp-header":"Level"},"verbose":{"type":"boolean","x-mcp-header":"Verbose"},"note":{"type":"string"}},"additionalProperties":false}`),
+		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+			return protocol.TextResult("routed"), nil
+		}))
+	progress := tools.Must(tools.New("progress", "Reports progress 0, 50, 50 (dropped), 100 of 100.",
+		func(ctx context.Context, _ struct{}) (any, error) {
+			total := 100.0
+			for _, p := range []float64{0, 50, 50, 100} {
+				tools.ReportProgress(ctx, p, &total, "step")
+			}
+			return "done", nil
+		}))
+	return []*tools.Tool{echo, add, noArgs, fail, boom, badResult, slow, quick, stubborn, sampling, routed, progress}
 }
 
 // newTestServer serves the test tools on a loopback listener (so the

@@ -78,7 +78,7 @@ func TestToolsListPages(t *testing.T) {
 		}
 	}
 	names, pages := walk()
-	want := []string{"echo", "add", "no_args", "fail", "panic", "bad_result", "slow", "short_deadline", "stubborn", "needs_sampling"}
+	want := []string{"echo", "add", "no_args", "fail", "panic", "bad_result", "slow", "short_deadline", "stubborn", "needs_sampling", "routed", "progress"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}

@@ -24,6 +24,32 @@ type Call struct {
 
 	reply    chan Answer
 	answered atomic.Bool
+	// progress carries notifications/progress messages from the tool to
+	// onProgress, which Ask runs on the requester's goroutine; nil when the
+	// request did not ask for progress or cannot receive it.
+	progress   chan []byte
+	onProgress func([]byte)
+}
+
+// StreamProgress makes the call's tool report progress: each report becomes
+// a notifications/progress message for token, handed to send on the
+// goroutine that waits in Ask, in order. A tool that reports faster than
+// send drains waits for it (the stream's back-pressure), never longer than
+// the call's context lives. It must be called before Ask.
+func (c *Call) StreamProgress(token protocol.RawJSON, send func(notification []byte)) {
+	c.progress = make(chan []byte, 16)
+	c.onProgress = send
+	ctx := c.Ctx
+	c.Ctx = tools.WithProgress(ctx, func(progress float64, total *float64, message string) {
+		b, err := protocol.ProgressNotification(token, progress, total, message)
+		if err != nil {
+			return
+		}
+		select {
+		case c.progress <- b:
+		case <-ctx.Done():
+		}
+	})
 }
 
 // NewCall returns a Call ready to be asked.

@@ -185,16 +185,28 @@ func (s *System) Ask(call *Call) (Answer, error) {
 	} else {
 		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
 	}
-	select {
-	case a := <-call.reply:
-		return a, nil
-	case <-call.Ctx.Done():
-		return Answer{}, call.Ctx.Err()
-	case <-backstop:
-		// The tool ignored its deadline. Answer for it; when it returns at
-		// last, its answer finds the call answered and is dropped.
-		call.answer(s.tables.deadlineAnswer(call))
-		return <-call.reply, nil
+	for {
+		select {
+		case a := <-call.reply:
+			// Reports the tool made before it returned precede its answer.
+			for {
+				select {
+				case b := <-call.progress:
+					call.onProgress(b)
+				default:
+					return a, nil
+				}
+			}
+		case b := <-call.progress:
+			call.onProgress(b)
+		case <-call.Ctx.Done():
+			return Answer{}, call.Ctx.Err()
+		case <-backstop:
+			// The tool ignored its deadline. Answer for it; when it returns at
+			// last, its answer finds the call answered and is dropped.
+			call.answer(s.tables.deadlineAnswer(call))
+			return <-call.reply, nil
+		}
 	}
 }
 

@@ -24,10 +24,11 @@ type Header = map[string][]string
 // CheckHeaders applies the header rules of DESIGN §5, in its row order:
 // MCP-Protocol-Version present and equal to the `_meta` version, Mcp-Method
 // present and equal to the method, Mcp-Name present and equal to params.name
-// (params.uri for resources/read) when the body has one — each failure is
-// -32020 — and then the version supported, else -32022. The header/body
-// mismatch check comes first because conformance requires a mismatch to be
-// -32020 even when the body's version is also unsupported.
+// (params.uri for resources/read) when the body has one. Each failure is
+// -32020. The Mcp-Param-* rows (which need the tool) and CheckVersion come
+// next; a header/body version mismatch is checked before the version is
+// judged because conformance requires -32020 for a mismatch even when the
+// body's version is also unsupported.
 func CheckHeaders(h Header, r *Request) *Error {
 	v, err := single(h, HeaderProtocolVersion)
 	if err != nil {
@@ -63,6 +64,12 @@ func CheckHeaders(h Header, r *Request) *Error {
 			return headerError("the Mcp-Name header does not match the request body")
 		}
 	}
+	return nil
+}
+
+// CheckVersion answers -32022 when the request's revision (header and
+// `_meta` agree by now) is not one the server speaks.
+func CheckVersion(r *Request) *Error {
 	if !IsSupportedVersion(r.Meta.ProtocolVersion) {
 		return UnsupportedVersion(r.Meta.ProtocolVersion)
 	}

@@ -183,8 +183,10 @@ func TestCheckHeadersOrder(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	v999 := request(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	err = protocol.CheckHeaders(protocol.Header{"Mcp-Protocol-Version": {"v999"}, "Mcp-Method": {"tools/list"}}, v999)
-	if err == nil || err.Code != protocol.CodeUnsupportedProtocolVersion {
+	if err = protocol.CheckHeaders(protocol.Header{"Mcp-Protocol-Version": {"v999"}, "Mcp-Method": {"tools/list"}}, v999); err != nil {
+		t.Errorf("headers agree: err = %v", err)
+	}
+	if err = protocol.CheckVersion(v999); err == nil || err.Code != protocol.CodeUnsupportedProtocolVersion {
 		t.Errorf("unsupported: err = %v", err)
 	}
 }

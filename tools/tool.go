@@ -20,6 +20,7 @@ type Tool struct {
 	deadline time.Duration
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema // raw tools with WithOutputSchema only
+	headers  []HeaderParam
 	run      handler
 }
 
@@ -109,6 +110,9 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 	}
 	var err error
 	if t.input, err = compile(inputSchema); err != nil {
+		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
+	}
+	if t.headers, err = parseHeaderParams(inputSchema); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
 	}
 	if outputSchema != nil {

@@ -136,20 +136,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
 		return
 	}
-	if perr = protocol.CheckHeaders(r.Header, req); perr != nil {
-		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
-		return
-	}
 	call := actors.NewCall(ctx, req, nil, op)
-	if req.Method == protocol.MethodToolsCall {
-		if name, ok := req.NameString(); ok {
-			op.SetTool(name)
-			call.Tool = h.sys.Tool(name)
-			if perr = checkCapabilities(call); perr != nil {
-				h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
-				return
-			}
-		}
+	if rej := h.checkFields(r, call); rej != nil {
+		h.writeRejection(w, r, op, id, rej)
+		return
 	}
 	// Stage 6: the method table.
 	if !h.sys.HasMethod(req.Method) {
@@ -170,6 +160,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.obs.CallStarted(ctx)
 		defer h.obs.CallEnded(context.WithoutCancel(ctx))
 	}
+	// A call that may report progress, from a client that reads streams,
+	// is answered as an SSE stream: progress notifications, then the result.
+	var stream *sseWriter
+	if call.Tool != nil && req.Meta.ProgressToken != nil && acceptsSSE(r.Header.Values("Accept")) {
+		stream = startSSE(w)
+		call.StreamProgress(req.Meta.ProgressToken, stream.send)
+	}
 	answer, err := h.sys.Ask(call)
 	if err != nil {
 		// The client went away: its tool's context is cancelled, and
@@ -178,7 +175,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Stage 8: the send; after it only telemetry runs.
-	writeJSON(w, http.StatusOK, answer.Body)
+	if stream != nil {
+		stream.send(answer.Body)
+	} else {
+		writeJSON(w, http.StatusOK, answer.Body)
+	}
 	op.End(r.Context(), answer.Code, answer.ToolError)
 }
 

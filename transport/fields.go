@@ -1,0 +1,78 @@
+package transport
+
+import (
+	"net/http"
+	"net/textproto"
+
+	"github.com/wymcp/wymcp/actors"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// checkFields is stage 5 past the body: the MCP headers against the body
+// (-32020), the tool's Mcp-Param-* headers (-32020), the revision (-32022)
+// and the tool's client capabilities (-32021), in DESIGN §5's row order.
+// It names the call's tool on the way, for the method and the span.
+func (h *Handler) checkFields(r *http.Request, call *actors.Call) *rejection {
+	req := call.Request
+	if perr := protocol.CheckHeaders(r.Header, req); perr != nil {
+		return reject(StageProtocol, http.StatusBadRequest, perr)
+	}
+	if req.Method == protocol.MethodToolsCall {
+		if name, ok := req.NameString(); ok {
+			call.Op.SetTool(name)
+			call.Tool = h.sys.Tool(name)
+		}
+		if perr := checkParamHeaders(r.Header, call.Tool, req.Arguments); perr != nil {
+			return reject(StageProtocol, http.StatusBadRequest, perr)
+		}
+	}
+	if perr := protocol.CheckVersion(req); perr != nil {
+		return reject(StageProtocol, http.StatusBadRequest, perr)
+	}
+	if perr := checkCapabilities(call); perr != nil {
+		return reject(StageProtocol, http.StatusBadRequest, perr)
+	}
+	return nil
+}
+
+// checkParamHeaders checks each x-mcp-header argument of the tool against
+// its Mcp-Param-<Name> header. The arguments are decoded only for tools
+// that declare such headers; arguments that are not an object are left to
+// the method, which answers -32602.
+func checkParamHeaders(h http.Header, tool *tools.Tool, arguments protocol.RawJSON) *protocol.Error {
+	if tool == nil || len(tool.HeaderParams()) == 0 {
+		return nil
+	}
+	var args map[string]any
+	if arguments != nil {
+		if arguments[0] != '{' || protocol.Unmarshal(arguments, &args) != nil {
+			return nil
+		}
+	}
+	for _, p := range tool.HeaderParams() {
+		key := textproto.CanonicalMIMEHeaderKey(protocol.HeaderParamPrefix + p.Name)
+		value, perr := protocol.HeaderValue(h, key)
+		if perr != nil {
+			return perr
+		}
+		_, present := h[key]
+		if perr := protocol.CheckParamHeader(p.Name, value, present, lookup(args, p.Path)); perr != nil {
+			return perr
+		}
+	}
+	return nil
+}
+
+// lookup returns the value at path in args, nil when absent or null.
+func lookup(args map[string]any, path []string) any {
+	var v any = args
+	for _, name := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[name]
+	}
+	return v
+}
