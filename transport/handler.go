@@ -106,9 +106,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.writeRejection(w, r, nil, protocol.ID{}, rejTooLarge)
+			return
 		}
-		// Otherwise the body was cut short: the client is gone or broken,
-		// and nothing can be written that it would read.
+		// The body ended early (a chunked body cut off, a Content-Length
+		// not met): what arrived is not a message. The client may be gone;
+		// if it only half-closed, it reads why.
+		h.writeRejection(w, r, nil, protocol.ID{}, rejTruncated)
 		return
 	}
 	// Stage 2: parse and classify.
@@ -183,7 +186,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op.End(r.Context(), answer.Code, answer.ToolError)
 }
 
-var errMethodNotFound = protocol.NewError(protocol.CodeMethodNotFound)
+var (
+	errMethodNotFound = protocol.NewError(protocol.CodeMethodNotFound)
+	rejTruncated      = reject(StageParse, http.StatusBadRequest,
+		protocol.Errorf(protocol.CodeParseError, "Parse error: the body ended before its declared end"))
+)
 
 // readBody reads the whole body within the limit. The exact-size read for a
 // declared Content-Length avoids io.ReadAll's growth copies.

@@ -52,7 +52,7 @@ func demoTools() ([]*tools.Tool, error) {
 		add(tools.New("add", "Adds two numbers and returns the sum as structured content.",
 			func(_ context.Context, in addIn) (addOut, error) { return addOut{Sum: in.A + in.B}, nil },
 			tools.WithAnnotations(readOnly))),
-		add(tools.NewRaw("sleep", "Sleeps for ms milliseconds, then says so; stops early if the call is cancelled.",
+		add(tools.NewRaw("sleep", "Sleeps for ms milliseconds, reporting progress in tenths, then says so; stops early if the call is cancelled.",
 			[]byte(sleepSchema), sleep,
 			tools.WithAnnotations(readOnly),
 			// Longer than the longest sleep, so the schema's bound is the limit.
@@ -96,14 +96,22 @@ func sleep(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult
 	if err := protocol.Unmarshal(args, &in); err != nil {
 		return nil, errors.New("arguments cannot be decoded")
 	}
-	t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return protocol.TextResult(fmt.Sprintf("slept %d ms", in.MS)), nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("sleep interrupted: %w", context.Cause(ctx))
+	// Progress in tenths of the sleep, in milliseconds slept; a client that
+	// sent a progressToken and reads streams sees them as notifications.
+	total := float64(in.MS)
+	tools.ReportProgress(ctx, 0, &total, "sleeping")
+	step := time.Duration(in.MS) * time.Millisecond / 10
+	for i := 1; i <= 10; i++ {
+		t := time.NewTimer(step)
+		select {
+		case <-t.C:
+			tools.ReportProgress(ctx, total*float64(i)/10, &total, "sleeping")
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("sleep interrupted: %w", context.Cause(ctx))
+		}
 	}
+	return protocol.TextResult(fmt.Sprintf("slept %d ms", in.MS)), nil
 }
 
 // explosive panics when encoded. The tool returns it without trouble; the

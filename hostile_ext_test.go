@@ -1,0 +1,146 @@
+package wymcp_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp"
+)
+
+// TestHostileBodies: inputs built to break parsers get the answer DESIGN §5
+// specifies, never a crash, a hang or a lost reply.
+func TestHostileBodies(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, &wymcp.Options{MaxBodyBytes: 16 << 20}, nil)
+	tenMB := strings.Repeat("a", 10<<20)
+	cases := []struct {
+		name   string
+		req    rpc
+		status int
+		code   int // 0: a result
+		id     string
+	}{
+		{"100k levels of nesting", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`}, 400, -32700, "null"},
+		{"100k levels of objects", rpc{body: strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)}, 400, -32700, "null"},
+		{"10 MB string within the limit", toolCall("echo", `{"text":"`+tenMB+`"}`), 200, 0, "1"},
+		{"duplicate id", rpc{body: `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list","params":{"_meta":` + goodMeta + `}}`}, 400, -32700, "null"},
+		{"duplicate name", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"add","arguments":{"text":"x"},"_meta":` + goodMeta + `}}`}, 400, -32700, "null"},
+		{"duplicate _meta", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + goodMeta + `,"_meta":{}}}`}, 400, -32700, "null"},
+		{"duplicate argument", toolCall("echo", `{"text":"a","text":"b"}`), 400, -32700, "null"},
+		{"invalid UTF-8 in an argument", toolCall("echo", "{\"text\":\"\xed\xa0\x80\"}"), 400, -32700, "null"},
+		{"lone surrogate in an argument", toolCall("echo", `{"text":"\udfff"}`), 400, -32700, "null"},
+		{"id array", rpc{body: `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`}, 400, -32600, "null"},
+		{"id -1e400", rpc{body: `{"jsonrpc":"2.0","id":-1e400,"method":"tools/list"}`}, 400, -32600, "null"},
+		{"huge argument array", toolCall("echo", `{"text":[`+strings.Repeat("1,", 500000)+`1]}`), 200, 0, "1"},
+		{"10k-byte Mcp-Name", toolCall("echo", `{"text":"x"}`).with("Mcp-Name", strings.Repeat("e", 10000)), 400, -32020, "1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := send(t, hs, tc.req)
+			if tc.code == 0 {
+				rep.expectResult(t, tc.id)
+				return
+			}
+			rep.expectError(t, tc.status, tc.code, tc.id)
+		})
+	}
+	t.Run("10 MB string past the limit", func(t *testing.T) {
+		t.Parallel()
+		_, small := newTestServer(t, nil, nil) // default 4 MiB
+		send(t, small, toolCall("echo", `{"text":"`+tenMB+`"}`)).expectError(t, 413, -32600, "null")
+	})
+}
+
+// rawExchange writes raw bytes on a new connection and reads one HTTP
+// response (or reports that the connection closed without one).
+func rawExchange(t *testing.T, hs *httptest.Server, raw string) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func rawRequest(headers, body string) string {
+	return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n" + headers + "\r\n" + body
+}
+
+// TestHostileWire: header and framing attacks are refused by the HTTP edge
+// before a method runs, and the server keeps answering.
+func TestHostileWire(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, nil, nil)
+	body := toolCall("echo", `{"text":"hi"}`).body
+	cases := []struct {
+		name   string
+		raw    string
+		status int // 0: no response expected (connection closed)
+	}{
+		// RFC 9112 §6.3: Transfer-Encoding overrides Content-Length; net/http
+		// drops the Content-Length, so the body is read by its chunks alone
+		// and no second message can hide behind a length.
+		{"Content-Length and Transfer-Encoding", rawRequest(fmt.Sprintf("Content-Length: %d\r\nTransfer-Encoding: chunked\r\n", 5), fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)), 200},
+		{"two Content-Lengths", rawRequest(fmt.Sprintf("Content-Length: %d\r\nContent-Length: %d\r\n", len(body), len(body)+1), body), 400},
+		{"CR in a header value", rawRequest(fmt.Sprintf("Content-Length: %d\r\nX-Evil: a\rb\r\n", len(body)), body), 400},
+		{"LF in a header value", rawRequest(fmt.Sprintf("Content-Length: %d\r\nX-Evil: a\nMcp-Name: add\r\n", len(body)), body), 400},
+		{"chunked, stops halfway", rawRequest("Transfer-Encoding: chunked\r\n", fmt.Sprintf("%x\r\n%s", len(body), body[:len(body)/2])), 0},
+		{"chunked, whole", rawRequest("Transfer-Encoding: chunked\r\n", fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)), 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			raw := tc.raw
+			if tc.status == 0 {
+				// Send half a body, then close the write side: the server
+				// must not answer a message it never received whole.
+				conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+				_, _ = io.WriteString(conn, raw)
+				_ = conn.(*net.TCPConn).CloseWrite()
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					return // closed without an answer: also fine
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 400 || !strings.Contains(string(b), `"code":-32700`) {
+					t.Errorf("a truncated body was answered %d %s, want 400 and -32700", resp.StatusCode, b)
+				}
+				return
+			}
+			resp, text := rawExchange(t, hs, raw)
+			if resp == nil {
+				t.Fatalf("no response: %s", text)
+			}
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, text)
+			}
+		})
+	}
+	send(t, hs, toolCall("echo", `{"text":"still answering"}`)).expectResult(t, "1")
+}
