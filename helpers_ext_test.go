@@ -141,6 +141,9 @@ func newTestServer(t testing.TB, opts *wymcp.Options, probe *testProbe) (*wymcp.
 		t.Fatalf("wymcp.New: %v", err)
 	}
 	hs := httptest.NewServer(srv)
+	// Keep a connection per concurrent client, as a real client pool does;
+	// the default of 2 idle connections would redial under load.
+	hs.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 	t.Cleanup(func() {
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -111,4 +112,40 @@ func TestAskCancelled(t *testing.T) {
 	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
+}
+
+func registrySize(s *System) int {
+	n := 0
+	for _, m := range s.sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += m.Count()
+	}
+	return n
+}
+
+// TestCallActorsDoNotLeak: every per-call actor leaves the process registry
+// once its call is answered, whether the call succeeded or faulted.
+func TestCallActorsDoNotLeak(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	s.callMethod = func(c *Call) Answer {
+		if c.Request.ID.String() == "13" {
+			panic("call fault")
+		}
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
+	// The first call registers the guardian of per-call actors, for good.
+	ask(t, s, protocol.MethodToolsCall, 0)
+	time.Sleep(50 * time.Millisecond)
+	before := registrySize(s)
+	for i := range int64(500) {
+		ask(t, s, protocol.MethodToolsCall, i%20)
+	}
+	// Stopping is asynchronous: give the last actors a moment to go.
+	for range 100 {
+		if registrySize(s) == before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("registry grew from %d to %d entries", before, registrySize(s))
 }

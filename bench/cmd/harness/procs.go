@@ -145,6 +145,21 @@ func start(s spec, bin string, port int, serverCPU string, extraEnv ...string) (
 	}
 }
 
+// freePort returns want if it can be bound on 127.0.0.1, else a free port
+// the kernel picks.
+func freePort(want int) int {
+	if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", want)); err == nil {
+		l.Close()
+		return want
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return want
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 // probe sends one request on a fresh connection and returns the raw answer.
 func probe(addr string, req []byte) ([]byte, error) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)

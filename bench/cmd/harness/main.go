@@ -1,0 +1,473 @@
+// Command harness builds the bench servers and measures them side by side:
+// each server pinned to one core, the load generator to another, servers in
+// alternation (A B C … A B C …) for -reps repetitions, medians reported.
+// It prints a Markdown table on stdout and writes results.json and
+// throughput.svg under -out. See bench/README.md.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wymcp/wymcp/bench/loadgen"
+)
+
+const clockTicks = 100 // USER_HZ on Linux
+
+type options struct {
+	servers   []string
+	levels    []int
+	warmup    time.Duration
+	dur       time.Duration
+	prewarm   time.Duration
+	reps      int
+	out       string
+	basePort  int
+	noTaskset bool
+	pprof     time.Duration
+	pprofC    int
+}
+
+// point is one measured (server, concurrency, repetition).
+type point struct {
+	Server       string  `json:"server"`
+	Rep          int     `json:"rep"`
+	Conc         int     `json:"conc"`
+	ServerCPUus  float64 `json:"server_cpu_us_per_req"`
+	ServerCPUPct float64 `json:"server_cpu_pct"`
+	OtherCPUPct  float64 `json:"other_cpu_pct"`
+	RSSKiB       int64   `json:"server_vmhwm_kib"`
+	loadgen.Result
+}
+
+// summary is the medians of one (server, concurrency) over the reps.
+type summary struct {
+	Server      string  `json:"server"`
+	Conc        int     `json:"conc"`
+	Revision    string  `json:"revision"`
+	RPS         float64 `json:"rps"`
+	P50us       float64 `json:"p50_us"`
+	P99us       float64 `json:"p99_us"`
+	P999us      float64 `json:"p999_us"`
+	ServerCPUus float64 `json:"server_cpu_us_per_req"`
+	LoaderCPU   float64 `json:"loader_cpu_pct"`
+	OtherCPU    float64 `json:"other_cpu_pct"`
+	RSSMiB      float64 `json:"peak_rss_mib"`
+	Requests    uint64  `json:"requests"`
+	Errors      uint64  `json:"errors"`
+	Reps        int     `json:"reps"`
+}
+
+func main() {
+	var o options
+	servers := flag.String("servers", "wymcp,gosdk,mcpgo,ts,bare", "servers to measure, in alternation order")
+	levels := flag.String("c", "1,16,64,256", "concurrency levels (connections)")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up before each measured point")
+	flag.DurationVar(&o.dur, "d", 10*time.Second, "measured duration of each point")
+	flag.DurationVar(&o.prewarm, "prewarm", 3*time.Second, "load at c=16 after each server start, before its points (JIT, heap growth)")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of the whole matrix, in alternation")
+	quick := flag.Bool("quick", false, "smoke mode: 1 rep, 1s warm-up, 1s measured, 1s pre-warm")
+	flag.StringVar(&o.out, "out", "results", "output directory (relative to bench/)")
+	flag.IntVar(&o.basePort, "port", 38180, "preferred first port; server i listens on port+i, or on a free port when that one is taken")
+	flag.BoolVar(&o.noTaskset, "no-taskset", false, "do not pin server and loader to cores")
+	flag.DurationVar(&o.pprof, "pprof", 0, "after the matrix, take a CPU profile of wymcp this long (e.g. 10s)")
+	flag.IntVar(&o.pprofC, "pprof-c", 16, "concurrency while profiling")
+	flag.Parse()
+	if *quick {
+		o.reps, o.warmup, o.dur, o.prewarm = 1, time.Second, time.Second, time.Second
+	}
+	o.servers = strings.Split(*servers, ",")
+	for _, f := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fatal(fmt.Errorf("bad -c level %q", f))
+		}
+		o.levels = append(o.levels, n)
+	}
+
+	serverCPU := pinSelf(o.noTaskset)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "\n%v: stopping servers\n", s)
+		killAll()
+		os.Exit(130)
+	}()
+	defer killAll()
+
+	root, err := benchRoot()
+	if err != nil {
+		fatal(err)
+	}
+	var specs []spec
+	for _, name := range o.servers {
+		i := slices.IndexFunc(allSpecs, func(s spec) bool { return s.Name == name })
+		if i < 0 {
+			fatal(fmt.Errorf("unknown server %q", name))
+		}
+		specs = append(specs, allSpecs[i])
+	}
+	outDir := o.out
+	if !filepath.IsAbs(outDir) {
+		outDir = filepath.Join(root, outDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		fatal(err)
+	}
+	binDir, err := os.MkdirTemp("", "wymcp-bench-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(binDir)
+	progress("building %d servers…", len(specs))
+	bins, err := build(root, binDir, specs)
+	if err != nil {
+		fatal(err)
+	}
+
+	total := o.reps * len(specs) * len(o.levels)
+	perServer := o.prewarm + time.Duration(len(o.levels))*(o.warmup+o.dur) + time.Second
+	eta := time.Duration(o.reps*len(specs)) * perServer
+	progress("running %d points, about %v (taskset: %v)", total, eta.Round(time.Second), serverCPU != "")
+	t0 := time.Now()
+	var points []point
+	done := 0
+	for rep := 1; rep <= o.reps; rep++ {
+		for si, s := range specs {
+			pts, err := measureServer(o, s, bins[s.Name], freePort(o.basePort+si), serverCPU, rep, func(c int, last float64) {
+				done++
+				el := time.Since(t0)
+				left := time.Duration(float64(el) / float64(done) * float64(total-done))
+				progress("[%3d/%d] rep %d/%d %-6s c=%-4d %9.0f req/s | %v elapsed, ~%v left",
+					done, total, rep, o.reps, s.Name, c, last, el.Round(time.Second), left.Round(time.Second))
+			})
+			if err != nil {
+				killAll()
+				fatal(err)
+			}
+			points = append(points, pts...)
+		}
+	}
+	fmt.Fprintln(os.Stderr)
+
+	sums := summarize(specs, o.levels, points)
+	meta := metadata(o, serverCPU)
+	var prof *profileReport
+	if o.pprof > 0 {
+		prof, err = profileWymcp(o, bins["wymcp"], outDir, serverCPU)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pprof: %v\n", err)
+		}
+	}
+	md := markdown(specs, o.levels, sums, meta)
+	fmt.Print(md)
+	if prof != nil {
+		fmt.Printf("\nCPU profile of wymcp at c=%d: %s (top by cum and flat: %s)\n", o.pprofC, prof.File, prof.Top)
+	}
+	js, _ := json.MarshalIndent(map[string]any{"meta": meta, "summary": sums, "points": points, "profile": prof}, "", "  ")
+	must(os.WriteFile(filepath.Join(outDir, "results.json"), js, 0o644))
+	must(os.WriteFile(filepath.Join(outDir, "results.md"), []byte(md), 0o644))
+	must(os.WriteFile(filepath.Join(outDir, "throughput.svg"), []byte(chart(specs, o.levels, sums, meta)), 0o644))
+	fmt.Fprintf(os.Stderr, "wrote %s/{results.json,results.md,throughput.svg}\n", outDir)
+	var bad uint64
+	for _, s := range sums {
+		bad += s.Errors
+	}
+	if bad > 0 {
+		killAll()
+		fmt.Fprintf(os.Stderr, "FAIL: %d bad responses (see results.json sample_body)\n", bad)
+		os.Exit(1)
+	}
+}
+
+// measureServer starts s, pre-warms it and measures every level.
+func measureServer(o options, s spec, bin string, port int, serverCPU string, rep int, tick func(int, float64)) ([]point, error) {
+	p, err := start(s, bin, port, serverCPU)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	req := loadgen.EchoRequest(s.Shape, p.addr, "/mcp")
+	if o.prewarm > 0 {
+		if _, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: req, Expect: loadgen.EchoExpect, Conns: 16, Duration: o.prewarm}); err != nil {
+			return nil, fmt.Errorf("%s pre-warm: %w", s.Name, err)
+		}
+	}
+	var pts []point
+	for _, c := range o.levels {
+		var cpu0, cpu1, box0, box1 uint64
+		res, err := loadgen.Run(loadgen.Config{
+			Addr: p.addr, Request: req, Expect: loadgen.EchoExpect, Conns: c,
+			Warmup: o.warmup, Duration: o.dur,
+			OnMeasure: func(startW bool) {
+				if startW {
+					cpu0, _ = p.cpu()
+					box0 = boxBusy()
+				} else {
+					cpu1, _ = p.cpu()
+					box1 = boxBusy()
+				}
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s c=%d: %w", s.Name, c, err)
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s died during c=%d: %v\n%s", s.Name, c, p.err, p.log)
+		default:
+		}
+		srvSec := float64(cpu1-cpu0) / clockTicks
+		boxSec := float64(box1-box0) / clockTicks
+		pt := point{Server: s.Name, Rep: rep, Conc: c, Result: res, RSSKiB: p.hwm()}
+		pt.ServerCPUPct = 100 * srvSec / res.Seconds
+		if res.Requests > 0 {
+			pt.ServerCPUus = srvSec * 1e6 / float64(res.Requests)
+		}
+		pt.OtherCPUPct = max(0, 100*boxSec/res.Seconds-pt.ServerCPUPct-res.LoaderCPUPct)
+		pts = append(pts, pt)
+		tick(c, res.RPS)
+	}
+	return pts, nil
+}
+
+func summarize(specs []spec, levels []int, points []point) []summary {
+	var out []summary
+	for _, s := range specs {
+		for _, c := range levels {
+			var rps, p50, p99, p999, cpu, ld, oth []float64
+			sm := summary{Server: s.Name, Conc: c, Revision: "?"}
+			for _, p := range points {
+				if p.Server != s.Name || p.Conc != c {
+					continue
+				}
+				rps = append(rps, p.RPS)
+				p50 = append(p50, p.P50us)
+				p99 = append(p99, p.P99us)
+				p999 = append(p999, p.P999us)
+				cpu = append(cpu, p.ServerCPUus)
+				ld = append(ld, p.LoaderCPUPct)
+				oth = append(oth, p.OtherCPUPct)
+				sm.RSSMiB = max(sm.RSSMiB, float64(p.RSSKiB)/1024)
+				sm.Requests += p.Requests
+				sm.Errors += p.Errors()
+				sm.Reps++
+				sm.Revision = revision(s, p.Sample)
+			}
+			sm.RPS, sm.P50us, sm.P99us, sm.P999us = median(rps), median(p50), median(p99), median(p999)
+			sm.ServerCPUus, sm.LoaderCPU, sm.OtherCPU = median(cpu), median(ld), median(oth)
+			out = append(out, sm)
+		}
+	}
+	return out
+}
+
+// revision reads which protocol revision the answer shows: the 2026-07-28
+// results carry resultType and the serverInfo _meta.
+func revision(s spec, body string) string {
+	switch {
+	case s.Name == "bare":
+		return "n/a (canned, shape M body)"
+	case strings.Contains(body, `"resultType"`) && strings.Contains(body, "io.modelcontextprotocol/serverInfo"):
+		return "2026-07-28"
+	case strings.Contains(body, `"result"`):
+		return "2025-era (no resultType)"
+	}
+	return "?"
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// pinSelf re-executes the harness under `taskset -c 1` (the loader's core)
+// and returns the server's core, or "" when pinning is off or unavailable.
+func pinSelf(off bool) string {
+	if os.Getenv("WYMCP_BENCH_PINNED") == "1" {
+		return "0" // already re-executed; NumCPU now reports the one core
+	}
+	if off || runtime.NumCPU() < 2 {
+		return ""
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		fmt.Fprintln(os.Stderr, "taskset not found: running unpinned")
+		return ""
+	}
+	if err := exec.Command("taskset", "-c", "0", "true").Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "taskset unusable: running unpinned")
+		return ""
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	tk, _ := exec.LookPath("taskset")
+	env := append(os.Environ(), "WYMCP_BENCH_PINNED=1")
+	args := append([]string{"taskset", "-c", "1", exe}, os.Args[1:]...)
+	err = syscall.Exec(tk, args, env)
+	fmt.Fprintf(os.Stderr, "re-exec under taskset: %v; running unpinned\n", err)
+	return ""
+}
+
+func benchRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/wymcp/wymcp/bench\n") {
+			return dir, nil
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "bench", "go.mod")); err == nil && strings.Contains(string(b), "module github.com/wymcp/wymcp/bench\n") {
+			return filepath.Join(dir, "bench"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("run from the repository or bench/: no bench/go.mod found")
+		}
+		dir = parent
+	}
+}
+
+func metadata(o options, serverCPU string) map[string]any {
+	m := map[string]any{
+		"date":          time.Now().UTC().Format(time.RFC3339),
+		"go":            runtime.Version(),
+		"cpus":          cpuCount(),
+		"cpu_model":     cpuModel(),
+		"server_core":   serverCPU,
+		"loader_core":   map[bool]string{true: "1", false: ""}[serverCPU != ""],
+		"levels":        o.levels,
+		"warmup":        o.warmup.String(),
+		"duration":      o.dur.String(),
+		"prewarm":       o.prewarm.String(),
+		"reps":          o.reps,
+		"request_shape": "M (2026-07-28 headers + params._meta), tools/call echo {text:hello}",
+		"go_servers":    "GOMAXPROCS=1",
+	}
+	if out, err := exec.Command("node", "--version").Output(); err == nil {
+		m["node"] = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func cpuCount() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "\nprocessor\t") + map[bool]int{true: 1}[strings.HasPrefix(string(b), "processor\t")]
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+type profileReport struct {
+	File string  `json:"file"`
+	Top  string  `json:"top"`
+	RPS  float64 `json:"rps_while_profiling"`
+}
+
+// profileWymcp runs wymcp with net/http/pprof on a side port, loads it at
+// o.pprofC and saves a CPU profile plus `go tool pprof -top` by cum and flat.
+func profileWymcp(o options, bin, outDir, serverCPU string) (*profileReport, error) {
+	if bin == "" {
+		return nil, fmt.Errorf("wymcp is not among -servers")
+	}
+	s := allSpecs[0]
+	side := fmt.Sprintf("127.0.0.1:%d", freePort(o.basePort+100))
+	p, err := start(s, bin, freePort(o.basePort+50), serverCPU, "PPROF_ADDR="+side)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	progress("profiling wymcp at c=%d for %v…", o.pprofC, o.pprof)
+	type lr struct {
+		r   loadgen.Result
+		err error
+	}
+	ch := make(chan lr, 1)
+	go func() {
+		r, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: loadgen.EchoRequest(s.Shape, p.addr, "/mcp"),
+			Expect: loadgen.EchoExpect, Conns: o.pprofC, Warmup: 2 * time.Second, Duration: o.pprof + time.Second})
+		ch <- lr{r, err}
+	}()
+	time.Sleep(2*time.Second + 300*time.Millisecond)
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", side, int(o.pprof.Seconds())))
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res := <-ch
+	if res.err != nil {
+		return nil, res.err
+	}
+	file := filepath.Join(outDir, fmt.Sprintf("wymcp-c%d.cpu.pprof", o.pprofC))
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return nil, err
+	}
+	var top strings.Builder
+	fmt.Fprintf(&top, "wymcp CPU profile, c=%d, %v, %.0f req/s while profiling, %d errors\n\n", o.pprofC, o.pprof, res.r.RPS, res.r.Errors())
+	for _, mode := range [][]string{{"-cum"}, {}} {
+		args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, mode...)
+		args = append(args, bin, file)
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("go tool pprof: %v\n%s", err, out)
+		}
+		fmt.Fprintf(&top, "$ go %s\n%s\n", strings.Join(args, " "), out)
+	}
+	topFile := filepath.Join(outDir, fmt.Sprintf("wymcp-c%d.top.txt", o.pprofC))
+	if err := os.WriteFile(topFile, []byte(top.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return &profileReport{File: file, Top: topFile, RPS: res.r.RPS}, nil
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "\r\033[K"+format, args...)
+}
+
+func fatal(err error) {
+	killAll()
+	fmt.Fprintf(os.Stderr, "\nharness: %v\n", err)
+	os.Exit(2)
+}
+
+func must(err error) {
+	if err != nil {
+		fatal(err)
+	}
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+func find(sums []summary, server string, c int) (summary, bool) {
+	for _, s := range sums {
+		if s.Server == server && s.Conc == c {
+			return s, true
+		}
+	}
+	return summary{}, false
+}
+
+func comma(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func ms(us float64) string {
+	switch {
+	case us >= 10000:
+		return fmt.Sprintf("%.0f", us/1000)
+	case us >= 1000:
+		return fmt.Sprintf("%.1f", us/1000)
+	}
+	return fmt.Sprintf("%.2f", us/1000)
+}
+
+// markdown renders the medians: throughput and latency per level, server
+// CPU per request, peak RSS, ratios to bare and wymcp's ratio to each peer.
+func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## tools/call echo, medians of %v reps (%v warm-up + %v measured per point)\n\n", meta["reps"], meta["warmup"], meta["duration"])
+	fmt.Fprintf(&b, "%s, %v CPUs, %v, node %v; server on core %q, loader on core %q; Go servers GOMAXPROCS=1; request shape %v.\n\n",
+		meta["cpu_model"], meta["cpus"], meta["go"], meta["node"], meta["server_core"], meta["loader_core"], meta["request_shape"])
+	b.WriteString("Each cell: req/s (p50 / p99 / p99.9 latency, ms).\n\n| server | revision spoken |")
+	for _, c := range levels {
+		fmt.Fprintf(&b, " c=%d |", c)
+	}
+	b.WriteString(" server CPU µs/req (per c) | peak RSS MiB | errors |\n|---|---|")
+	for range levels {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|---:|\n")
+	for _, sp := range specs {
+		fmt.Fprintf(&b, "| **%s** %s | %s |", sp.Name, sp.Desc, rev(sums, sp.Name))
+		var cpu []string
+		var rss float64
+		var errs uint64
+		for _, c := range levels {
+			s, ok := find(sums, sp.Name, c)
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s (%s / %s / %s) |", comma(s.RPS), ms(s.P50us), ms(s.P99us), ms(s.P999us))
+			cpu = append(cpu, fmt.Sprintf("%.0f", s.ServerCPUus))
+			rss = max(rss, s.RSSMiB)
+			errs += s.Errors
+		}
+		fmt.Fprintf(&b, " %s | %.0f | %d |\n", strings.Join(cpu, "/"), rss, errs)
+	}
+
+	// Ratios to bare (throughput), and wymcp against each peer.
+	if _, ok := find(sums, "bare", levels[0]); ok {
+		b.WriteString("\nThroughput ÷ bare (p99 ÷ bare's p99 in brackets):\n\n| server |")
+		for _, c := range levels {
+			fmt.Fprintf(&b, " c=%d |", c)
+		}
+		b.WriteString("\n|---|")
+		for range levels {
+			b.WriteString("---:|")
+		}
+		b.WriteString("\n")
+		for _, sp := range specs {
+			if sp.Name == "bare" {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s |", sp.Name)
+			for _, c := range levels {
+				s, ok1 := find(sums, sp.Name, c)
+				base, ok2 := find(sums, "bare", c)
+				if !ok1 || !ok2 || base.RPS == 0 || base.P99us == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2fx (%.2fx) |", s.RPS/base.RPS, s.P99us/base.P99us)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if _, ok := find(sums, "wymcp", levels[0]); ok {
+		b.WriteString("\nwymcp throughput ÷ each server's:\n\n| vs |")
+		for _, c := range levels {
+			fmt.Fprintf(&b, " c=%d |", c)
+		}
+		b.WriteString("\n|---|")
+		for range levels {
+			b.WriteString("---:|")
+		}
+		b.WriteString("\n")
+		for _, sp := range specs {
+			if sp.Name == "wymcp" {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s |", sp.Name)
+			for _, c := range levels {
+				w, ok1 := find(sums, "wymcp", c)
+				s, ok2 := find(sums, sp.Name, c)
+				if !ok1 || !ok2 || s.RPS == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2fx |", w.RPS/s.RPS)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\nLoader CPU % of its core (median; near 100 means loader-bound) / other processes' CPU % during the point:\n\n| server |")
+	for _, c := range levels {
+		fmt.Fprintf(&b, " c=%d |", c)
+	}
+	b.WriteString("\n|---|")
+	for range levels {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, sp := range specs {
+		fmt.Fprintf(&b, "| %s |", sp.Name)
+		for _, c := range levels {
+			s, ok := find(sums, sp.Name, c)
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.0f / %.0f |", s.LoaderCPU, s.OtherCPU)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func rev(sums []summary, server string) string {
+	for _, s := range sums {
+		if s.Server == server {
+			return s.Revision
+		}
+	}
+	return "?"
+}
+
+var colors = map[string]string{
+	"wymcp": "#d62728", "bare": "#555555", "gosdk": "#1f77b4", "mcpgo": "#2ca02c", "ts": "#9467bd",
+}
+
+// chart draws throughput by concurrency per server as an SVG line chart with
+// a log10 y axis and evenly spaced concurrency levels.
+func chart(specs []spec, levels []int, sums []summary, meta map[string]any) string {
+	const W, H, left, right, top, bottom = 760, 440, 70, 170, 40, 50
+	pw, ph := float64(W-left-right), float64(H-top-bottom)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range sums {
+		if s.RPS > 0 {
+			lo, hi = min(lo, s.RPS), max(hi, s.RPS)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 1, 10
+	}
+	ylo, yhi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if yhi == ylo {
+		yhi++
+	}
+	y := func(v float64) float64 { return top + ph*(1-(math.Log10(v)-ylo)/(yhi-ylo)) }
+	x := func(i int) float64 {
+		if len(levels) == 1 {
+			return left + pw/2
+		}
+		return left + pw*float64(i)/float64(len(levels)-1)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14" font-weight="bold">tools/call echo throughput (req/s, log scale), server on 1 core — medians of %v reps</text>`+"\n", left, meta["reps"])
+	for e := ylo; e <= yhi; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if math.Log10(v) > yhi+1e-9 {
+				continue
+			}
+			yy := y(v)
+			stroke := "#eeeeee"
+			if m == 1 {
+				stroke = "#cccccc"
+			}
+			fmt.Fprintf(&b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", left, left+pw, yy, yy, stroke)
+			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, yy+4, comma(v))
+		}
+	}
+	for i, c := range levels {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.0f" stroke="#eeeeee"/>`+"\n", x(i), x(i), top, top+ph)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">c=%d</text>`+"\n", x(i), top+ph+18, c)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">connections (closed loop, one request in flight each)</text>`+"\n", left+pw/2, H-10)
+	for k, sp := range specs {
+		col := colors[sp.Name]
+		if col == "" {
+			col = "#ff7f0e"
+		}
+		var pts []string
+		for i, c := range levels {
+			if s, ok := find(sums, sp.Name, c); ok && s.RPS > 0 {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(s.RPS)))
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%d: %s req/s</title></circle>`+"\n", x(i), y(s.RPS), col, sp.Name, c, comma(s.RPS))
+			}
+		}
+		dash := ""
+		if sp.Name == "bare" {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
+		ly := top + 10 + 22*k
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`+"\n", W-right+15, W-right+40, ly, ly, col, dash)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", W-right+46, ly+4, sp.Name)
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

@@ -1,0 +1,179 @@
+package bench_test
+
+// In-process benchmarks of wymcp's request path (wire checks → parse →
+// validate → actor → encode) through wymcp.Server.ServeHTTP, one per method,
+// and of the bare handler the harness uses as its ceiling. No sockets: these
+// isolate the library's own cost from the kernel's.
+//
+//	cd bench && go test -run '^$' -bench . -benchmem -count 5
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/bench/bareh"
+	"github.com/wymcp/wymcp/bench/loadgen"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
+
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1.0.0"}}`
+
+func newServer(tb testing.TB) *wymcp.Server {
+	tb.Helper()
+	tool, err := tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema),
+		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var in struct {
+				Text string `json:"text"`
+			}
+			if err := protocol.Unmarshal(args, &in); err != nil {
+				return nil, errors.New("arguments cannot be decoded")
+			}
+			return protocol.TextResult(in.Text), nil
+		})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, tool)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return srv
+}
+
+// sink is a reusable ResponseWriter, so that B/op and allocs/op are the
+// handler's own (httptest.NewRecorder allocates a recorder, a header map and
+// a bytes.Buffer per request).
+type sink struct {
+	h      http.Header
+	status int
+	body   []byte
+}
+
+func (s *sink) Header() http.Header { return s.h }
+func (s *sink) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *sink) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	s.body = append(s.body, b...)
+	return len(b), nil
+}
+func (s *sink) reset() {
+	clear(s.h)
+	s.status = 0
+	s.body = s.body[:0]
+}
+
+type mcpReq struct {
+	method, name, body, expect string
+}
+
+var cases = []mcpReq{
+	{"server/discover", "", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`, `"supportedVersions"`},
+	{"tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, `"name":"echo"`},
+	{"tools/call", "echo", loadgen.BodyM, `"text":"hello"`},
+}
+
+func newRequest(c mcpReq) (*http.Request, *bytes.Reader) {
+	rd := bytes.NewReader([]byte(c.body))
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:38180/mcp", io.NopCloser(rd))
+	r.ContentLength = int64(len(c.body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Mcp-Method", c.method)
+	if c.name != "" {
+		r.Header.Set("Mcp-Name", c.name)
+	}
+	return r, rd
+}
+
+func check(tb testing.TB, c mcpReq, w *sink) {
+	tb.Helper()
+	if w.status != http.StatusOK || !strings.Contains(string(w.body), c.expect) || strings.Contains(string(w.body), `"error":`) {
+		tb.Fatalf("%s: status %d body %s", c.method, w.status, w.body)
+	}
+}
+
+// BenchmarkWymcp is one request at a time, each method.
+func BenchmarkWymcp(b *testing.B) {
+	srv := newServer(b)
+	for _, c := range cases {
+		b.Run(strings.ReplaceAll(c.method, "/", "_"), func(b *testing.B) {
+			r, rd := newRequest(c)
+			w := &sink{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				rd.Reset([]byte(c.body))
+				w.reset()
+				srv.ServeHTTP(w, r)
+			}
+			check(b, c, w)
+		})
+	}
+}
+
+// BenchmarkWymcpParallel runs tools/call from GOMAXPROCS goroutines, as a
+// loaded server does (the actor hand-offs are then contended).
+func BenchmarkWymcpParallel(b *testing.B) {
+	srv := newServer(b)
+	c := cases[2]
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r, rd := newRequest(c)
+		w := &sink{h: http.Header{}}
+		for pb.Next() {
+			rd.Reset([]byte(c.body))
+			w.reset()
+			srv.ServeHTTP(w, r)
+		}
+		check(b, c, w)
+	})
+}
+
+// BenchmarkWymcpRecorder is tools/call with httptest.NewRecorder per
+// request, for comparison with handler benchmarks written that way.
+func BenchmarkWymcpRecorder(b *testing.B) {
+	srv := newServer(b)
+	c := cases[2]
+	r, rd := newRequest(c)
+	b.ReportAllocs()
+	var rec *httptest.ResponseRecorder
+	for b.Loop() {
+		rd.Reset([]byte(c.body))
+		rec = httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+	}
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), c.expect) {
+		b.Fatalf("status %d body %s", rec.Code, rec.Body)
+	}
+}
+
+// BenchmarkBare is the harness's ceiling handler on the same tools/call body.
+func BenchmarkBare(b *testing.B) {
+	c := cases[2]
+	r, rd := newRequest(c)
+	w := &sink{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset([]byte(c.body))
+		w.reset()
+		bareh.Handler(w, r)
+	}
+	check(b, c, w)
+}
