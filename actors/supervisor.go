@@ -46,21 +46,25 @@ func captureStack(next actor.ReceiverFunc) actor.ReceiverFunc {
 
 // containment is the supervisor strategy of DESIGN §4. On a child's failure
 // it answers the failing call -32603 with its id, records the crash reason
-// on the call's span and the log, then restarts the child (a pool worker)
-// or stops it (a per-call actor, whose work is over either way).
+// on the call's span and the log, then restarts the child: a method worker,
+// or a tools/call worker, which goes back to its pool. Restarting a stateless
+// worker loses nothing and clears whatever the fault may have left behind.
 //
 // Unlike protoactor's OneForOne it keeps no restart statistics: a method
 // is never stopped for good, whatever the fault rate, because a server that
 // stops answering a method after ten panics turns a bug into an outage.
 type containment struct {
-	// stop selects Stop (per-call actors) over Restart (pool workers).
+	// stop selects Stop over Restart.
 	stop   bool
 	logger *slog.Logger
+	// restarted, when set, is told of each restarted child: call workers
+	// go back to their pool, since the call they faulted on is answered.
+	restarted func(*actor.PID)
 }
 
 var _ actor.SupervisorStrategy = (*containment)(nil)
 
-// HandleFailure implements actor.SupervisorStrategy. For a per-call actor it
+// HandleFailure implements actor.SupervisorStrategy. For a call worker it
 // runs on the failing goroutine (the guardian calls it synchronously), where
 // a panic would end the process; so it recovers its own, and applies the
 // directive whatever happens.
@@ -71,8 +75,11 @@ func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 		}
 		if s.stop {
 			sup.StopChildren(child)
-		} else {
-			sup.RestartChildren(child)
+			return
+		}
+		sup.RestartChildren(child)
+		if s.restarted != nil {
+			s.restarted(child)
 		}
 	}()
 	fault, ok := reason.(*Fault)
@@ -92,7 +99,10 @@ func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 			slog.Any("exception.message", fault.Value), slog.String("exception.stacktrace", string(fault.Stack)))
 		return
 	}
-	call.answer(internalError(call.Request.ID))
+	// Record before answering: once answered, the request goroutine ends the
+	// span, and an event added after End is lost. Deferred, the answer still
+	// goes out if recording itself fails.
+	defer call.answer(internalError(call.Request.ID))
 	if call.Op != nil {
 		call.Op.Fault(context.WithoutCancel(call.Ctx), "supervisor", fault.Value, fault.Stack)
 	}

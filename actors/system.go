@@ -52,6 +52,10 @@ const (
 	DefaultTTL      = 5 * time.Minute
 )
 
+// maxIdleCallWorkers bounds the idle tools/call workers kept for the next
+// burst (~850 bytes each).
+const maxIdleCallWorkers = 1024
+
 // deadlineGrace is how long past a tool's deadline the front waits before
 // answering for a tool that ignores its context (DESIGN §4: nothing holds a
 // reply forever).
@@ -68,7 +72,7 @@ type System struct {
 	pools      map[string]*pool
 	// workerProps are the props of pool workers, kept for spawnPool.
 	workerProps *actor.Props
-	callProps   *actor.Props
+	calls       *callPool
 	callMethod  methodFunc
 	tables      *tables
 	tools       map[string]*tools.Tool
@@ -119,13 +123,18 @@ func New(cfg Config) (*System, error) {
 		LoggerFactory:              func(*actor.ActorSystem) *slog.Logger { return quiet },
 	})
 
+	// Pool workers of the precomputed methods run on the goroutine that
+	// sends to them: their work is copying bytes, cheaper than the hand-off
+	// to another goroutine would be. Call workers run tools, which may block,
+	// so they get goroutines of their own from a pooled dispatcher.
+	inline := actor.NewSynchronizedDispatcher(300)
 	dispatcher := newPooledDispatcher(300, 30*time.Second)
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workerProps := actor.PropsFromProducer(func() actor.Actor { return methodActor{} },
-		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher))
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline))
 	supProps := actor.PropsFromProducer(func() actor.Actor { return supervisorActor{} },
 		actor.WithSupervisor(&containment{logger: logger}), actor.WithDispatcher(dispatcher))
 	s.supervisor = s.sys.Root.Spawn(supProps)
@@ -141,11 +150,15 @@ func New(cfg Config) (*System, error) {
 			return nil, err
 		}
 	}
-	// The producer reads s.callMethod at each spawn, so tests can put a
+	// Call workers are supervised by the same containment strategy, as
+	// their guardian: a fault restarts the worker and returns it to the pool.
+	// The producer reads s.callMethod at each (re)start, so tests can put a
 	// faulting method in its place.
-	s.callProps = actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod} },
+	s.calls = &callPool{maxIdle: maxIdleCallWorkers, stop: func(pid *actor.PID) { s.sys.Root.Stop(pid) }}
+	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher),
-		actor.WithGuardian(&containment{stop: true, logger: logger}))
+		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
+	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
 	return s, nil
 }
 
@@ -175,8 +188,7 @@ func (s *System) HasMethod(method string) bool {
 func (s *System) Ask(call *Call) (Answer, error) {
 	var backstop <-chan time.Time
 	if call.Request.Method == protocol.MethodToolsCall {
-		pid := s.sys.Root.Spawn(s.callProps)
-		s.sys.Root.Send(pid, call)
+		s.sys.Root.Send(s.calls.get(), call)
 		if call.Tool != nil {
 			t := time.NewTimer(call.Tool.Deadline() + deadlineGrace)
 			defer t.Stop()
@@ -247,12 +259,16 @@ func (a methodActor) Receive(c actor.Context) {
 	}
 }
 
-// callActor runs one tools/call and stops.
-type callActor struct{ fn methodFunc }
+// callActor runs one tools/call at a time, then returns itself to the
+// pool of idle call workers.
+type callActor struct {
+	fn   methodFunc
+	pool *callPool
+}
 
 func (a callActor) Receive(c actor.Context) {
 	if call, ok := c.Message().(*Call); ok {
 		call.answer(a.fn(call))
-		c.Stop(c.Self())
+		a.pool.put(c.Self())
 	}
 }

@@ -97,18 +97,17 @@ func (r *recordingSupervisor) RestartChildren(pids ...*actor.PID) { r.restarted 
 func (r *recordingSupervisor) StopChildren(pids ...*actor.PID)    { r.stopped += len(pids) }
 func (r *recordingSupervisor) ResumeChildren(...*actor.PID)       {}
 
-// TestAskCancelled: a requester whose context ends stops waiting at once.
+// TestAskCancelled: a requester whose context ends stops waiting at once,
+// while its tool still runs.
 func TestAskCancelled(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
 	block := make(chan struct{})
 	defer close(block)
-	if err := s.spawnPool("test/block", 1, func(c *Call) Answer { <-block; return Answer{} }); err != nil {
-		t.Fatal(err)
-	}
+	s.callMethod = func(c *Call) Answer { <-block; return Answer{} }
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	req := &protocol.Request{ID: protocol.NewIntID(1), Method: "test/block"}
+	req := &protocol.Request{ID: protocol.NewIntID(1), Method: protocol.MethodToolsCall}
 	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -122,9 +121,9 @@ func registrySize(s *System) int {
 	return n
 }
 
-// TestCallActorsDoNotLeak: every per-call actor leaves the process registry
-// once its call is answered, whether the call succeeded or faulted.
-func TestCallActorsDoNotLeak(t *testing.T) {
+// TestCallWorkersReused: sequential calls, faulting or not, reuse one idle
+// worker instead of adding actors to the process registry.
+func TestCallWorkersReused(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
 	s.callMethod = func(c *Call) Answer {
@@ -133,19 +132,43 @@ func TestCallActorsDoNotLeak(t *testing.T) {
 		}
 		return resultAnswer(c.Request.ID, []byte(`{}`))
 	}
-	// The first call registers the guardian of per-call actors, for good.
+	// The first call registers the guardian of call workers, for good.
 	ask(t, s, protocol.MethodToolsCall, 0)
 	time.Sleep(50 * time.Millisecond)
 	before := registrySize(s)
 	for i := range int64(500) {
-		ask(t, s, protocol.MethodToolsCall, i%20)
-	}
-	// Stopping is asynchronous: give the last actors a moment to go.
-	for range 100 {
-		if registrySize(s) == before {
-			return
+		a := ask(t, s, protocol.MethodToolsCall, i%20)
+		if (i%20 == 13) != (a.Code == protocol.CodeInternalError) {
+			t.Fatalf("id %d: %s", i%20, a.Body)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Errorf("registry grew from %d to %d entries", before, registrySize(s))
+	// A restarted worker returns to the pool once its restart is handled.
+	time.Sleep(50 * time.Millisecond)
+	if after := registrySize(s); after > before+1 {
+		t.Errorf("registry grew from %d to %d entries", before, after)
+	}
+}
+
+// TestCallPoolBounded: a burst grows the pool; afterwards at most
+// maxIdleCallWorkers stay, the rest are stopped.
+func TestCallPoolBounded(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	s.calls.maxIdle = 4
+	release := make(chan struct{})
+	s.callMethod = func(c *Call) Answer { <-release; return resultAnswer(c.Request.ID, []byte(`{}`)) }
+	var wg sync.WaitGroup
+	for i := range int64(20) {
+		wg.Go(func() { ask(t, s, protocol.MethodToolsCall, i) })
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond)
+	s.calls.mu.Lock()
+	idle := len(s.calls.idle)
+	s.calls.mu.Unlock()
+	if idle != 4 {
+		t.Errorf("idle workers = %d, want 4", idle)
+	}
 }

@@ -20,8 +20,13 @@ func (h *Handler) checkFields(r *http.Request, call *actors.Call) *rejection {
 	}
 	if req.Method == protocol.MethodToolsCall {
 		if name, ok := req.NameString(); ok {
-			call.Op.SetTool(name)
-			call.Tool = h.sys.Tool(name)
+			// A name the server does not know is recorded as _OTHER: span
+			// names and metric attributes must not grow with client input.
+			if call.Tool = h.sys.Tool(name); call.Tool != nil {
+				call.Op.SetTool(name)
+			} else {
+				call.Op.SetUnknownTool(name)
+			}
 		}
 		if perr := checkParamHeaders(r.Header, call.Tool, req.Arguments); perr != nil {
 			return reject(StageProtocol, http.StatusBadRequest, perr)

@@ -129,6 +129,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	c.opts.Logger = logger
+	tel, err := setupOTel(ctx, os.Getenv, stderr)
+	if err != nil {
+		return err
+	}
+	// Deferred, so it runs after the drain below: the spans of the last
+	// calls are flushed too.
+	defer flushOTel(tel, logger)
+	c.opts.TracerProvider, c.opts.MeterProvider = tel.tracerProvider, tel.meterProvider
 	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func TestServe(t *testing.T) {
 		want: `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[` +
 			`{"name":"echo","description":"Echoes the given text back as one text block.","inputSchema":` + echoSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
 			`{"name":"add","description":"Adds two numbers and returns the sum as structured content.","inputSchema":{"type":"object","properties":{"a":{"type":"number","description":"First addend"},"b":{"type":"number","description":"Second addend"}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
-			`{"name":"sleep","description":"Sleeps for ms milliseconds, then says so; stops early if the call is cancelled.","inputSchema":` + sleepSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
+			`{"name":"sleep","description":"Sleeps for ms milliseconds, reporting progress in tenths, then says so; stops early if the call is cancelled.","inputSchema":` + sleepSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
 			`{"name":"fail","description":"Always fails: shows a tool error answered as an isError result.","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
 			`{"name":"panic","description":"Always panics: shows tool containment (an isError result, the server keeps running).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
 			`{"name":"bad_result","description":"Returns a result that faults while it is encoded: shows supervisor containment (JSON-RPC -32603).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}}` +
@@ -293,7 +293,7 @@ func TestUsage(t *testing.T) {
 		want int
 		msg  string
 	}{
-		{"unknown tool set", []string{"-tools", "nope"}, 2, `unknown tool set "nope"; known sets: demo`},
+		{"unknown tool set", []string{"-tools", "nope"}, 2, `unknown tool set "nope"; known sets: conformance, demo`},
 		{"unknown flag", []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"stray argument", []string{"serve"}, 2, "unexpected arguments"},
 		{"bad path", []string{"-path", "mcp"}, 2, "must start with /"},
