@@ -156,45 +156,29 @@ func (t *tables) callTool(c *Call) Answer {
 	return t.callResult(req.ID, out.Result, out.Kind != tools.OutcomeOK)
 }
 
-// wireCallResult is a CallToolResult as sent: the tool's result plus the
-// members every 2026-07-28 result carries.
-type wireCallResult struct {
-	Content           []protocol.Content `json:"content"`
-	StructuredContent any                `json:"structuredContent,omitempty"`
-	IsError           bool               `json:"isError,omitzero"`
-	ResultType        string             `json:"resultType"`
-	Meta              any                `json:"_meta"`
-}
-
 // callResult encodes a tool's result. A result that cannot be encoded is a
 // fault past the method: it panics, and the containment strategy answers
 // -32603 and records why.
 func (t *tables) callResult(id protocol.ID, r *protocol.CallToolResult, toolError bool) Answer {
-	w := wireCallResult{
-		Content:           r.Content,
-		StructuredContent: r.StructuredContent,
-		IsError:           r.IsError,
-		ResultType:        protocol.ResultTypeComplete,
-		Meta:              t.serverMeta,
-	}
-	if w.Content == nil {
-		w.Content = []protocol.Content{}
-	}
+	meta := t.serverMeta
 	if len(r.Meta) > 0 {
+		// The tool's own _meta keys travel beside the server's.
 		merged := make(map[string]any, len(r.Meta)+1)
 		for k, v := range r.Meta {
 			merged[k] = v
 		}
 		merged[protocol.MetaServerInfo] = t.serverInfo
-		w.Meta = merged
+		b, err := protocol.Marshal(merged)
+		if err != nil {
+			panic(fmt.Errorf("encoding the tools/call result's _meta: %w", err))
+		}
+		meta = b
 	}
-	b, err := protocol.Marshal(w)
+	body, err := protocol.AppendCallToolResult(make([]byte, 0, 256), id, r, meta)
 	if err != nil {
 		panic(fmt.Errorf("encoding the tools/call result: %w", err))
 	}
-	a := resultAnswer(id, b)
-	a.ToolError = toolError || r.IsError
-	return a
+	return Answer{Body: body, ToolError: toolError || r.IsError}
 }
 
 // deadlineAnswer is the answer for a tool that outlived its deadline and

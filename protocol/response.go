@@ -1,6 +1,10 @@
 package protocol
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/goccy/go-json/jsontext"
+)
 
 // AppendResult appends the JSON-RPC success answer for id with result (the
 // encoded result object) to dst. Built by hand: the envelope is fixed text
@@ -57,4 +61,55 @@ func ProgressNotification(token RawJSON, progress float64, total *float64, messa
 		Method  string `json:"method"`
 		Params  params `json:"params"`
 	}{"2.0", "notifications/progress", params{token, progress, total, message}})
+}
+
+// AppendCallToolResult appends the JSON-RPC answer carrying a tools/call
+// result to dst: the tool's content, structuredContent and isError, plus the
+// resultType and _meta every 2026-07-28 result carries (meta, the encoded
+// _meta object). It writes text blocks and already-encoded structured
+// content (RawJSON) by hand and encodes the rest with the JSON encoder: the
+// common result costs no reflection (bench/: reflective encoding was ~10% of
+// a tools/call's CPU). A value that cannot be encoded is an error.
+func AppendCallToolResult(dst []byte, id ID, r *CallToolResult, meta RawJSON) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.JSON()...)
+	dst = append(dst, `,"result":{"content":[`...)
+	var err error
+	for i, c := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if t, ok := c.(*TextContent); ok && t.Annotations == nil && len(t.Meta) == 0 {
+			dst = append(dst, `{"type":"text","text":`...)
+			if dst, err = jsontext.AppendQuote(dst, t.Text); err != nil {
+				return nil, err
+			}
+			dst = append(dst, '}')
+			continue
+		}
+		b, err := Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, b...)
+	}
+	dst = append(dst, ']')
+	if r.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		if raw, ok := r.StructuredContent.(RawJSON); ok {
+			dst = append(dst, raw...)
+		} else {
+			b, err := Marshal(r.StructuredContent)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(dst, b...)
+		}
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	dst = append(dst, `,"resultType":"complete","_meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, "}}"...), nil
 }
