@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/goccy/go-json/jsontext"
+
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -27,6 +29,11 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		msg, id, perr := protocol.Parse(body)
+		// No parser differential: the one-pass scan calls a body a parse
+		// error exactly when a strict whole-value check does.
+		if strict := jsontext.Value(body).IsValid(); strict == (perr != nil && perr.Code == protocol.CodeParseError) {
+			t.Fatalf("strict validity %v, but Parse answered %v", strict, perr)
+		}
 		var out []byte
 		if perr != nil {
 			switch perr.Code {

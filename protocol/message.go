@@ -21,18 +21,9 @@ type Message struct {
 	Method string
 	// Params is the params member as sent; nil when absent.
 	Params RawJSON
-}
 
-// wireMessage is the top level of a JSON-RPC message, every member kept raw
-// so that shape errors can be told apart from syntax errors and the id can
-// be echoed even when the rest is wrong.
-type wireMessage struct {
-	JSONRPC RawJSON `json:"jsonrpc"`
-	ID      RawJSON `json:"id"`
-	Method  RawJSON `json:"method"`
-	Params  RawJSON `json:"params"`
-	Result  RawJSON `json:"result"`
-	Error   RawJSON `json:"error"`
+	// fields are what Parse found in the body, for ParseRequest.
+	fields *fields
 }
 
 // Parse decodes and classifies one HTTP body (DESIGN §3 stage 2).
@@ -53,28 +44,28 @@ func Parse(body []byte) (Message, ID, *Error) {
 		}
 		return Message{}, ID{}, errNotObject
 	}
-	var w wireMessage
-	if err := decodeStrict(body, &w); err != nil {
-		// After a syntax error goccy leaves partial fields: throw them away.
+	w := new(fields)
+	if err := scan(body, w); err != nil {
+		// What was read before the error is thrown away with w.
 		return Message{}, ID{}, errParse
 	}
-	id, idOK := parseID(w.ID)
+	id, idOK := parseID(w.id)
 	if !idOK {
 		// An id that is present but not a string or an integer cannot be echoed.
 		return Message{}, ID{}, errBadID
 	}
-	if v, ok := unquote(w.JSONRPC); !ok || v != "2.0" {
+	if v, ok := unquote(w.jsonrpc); !ok || v != "2.0" {
 		return Message{}, id, errNotJSONRPC
 	}
-	if w.Result != nil || w.Error != nil {
+	if w.result != nil || w.error != nil {
 		// Clients must not post responses: the server sends no requests.
 		return Message{}, id, errResponse
 	}
-	method, ok := unquote(w.Method)
+	method, ok := unquote(w.method)
 	if !ok {
 		return Message{}, id, errNoMethod
 	}
-	m := Message{Kind: KindRequest, ID: id, Method: method, Params: w.Params}
+	m := Message{Kind: KindRequest, ID: id, Method: method, Params: w.params, fields: w}
 	if id.IsZero() {
 		m.Kind = KindNotification
 	}

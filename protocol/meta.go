@@ -39,39 +39,21 @@ func (m *RequestMeta) HasCapability(name string) bool {
 	return ok && kindOf(v) == '{'
 }
 
-type wireMeta struct {
-	ProtocolVersion    RawJSON `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities RawJSON `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         RawJSON `json:"io.modelcontextprotocol/clientInfo"`
-	LogLevel           RawJSON `json:"io.modelcontextprotocol/logLevel"`
-	ProgressToken      RawJSON `json:"progressToken"`
-	Traceparent        RawJSON `json:"traceparent"`
-	Tracestate         RawJSON `json:"tracestate"`
-	Baggage            RawJSON `json:"baggage"`
-}
-
-type wireImplementation struct {
-	Name    RawJSON `json:"name"`
-	Version RawJSON `json:"version"`
-}
-
 // logLevels are the LoggingLevel values of the schema (RFC 5424 names).
 var logLevels = map[string]bool{
 	"debug": true, "info": true, "notice": true, "warning": true,
 	"error": true, "critical": true, "alert": true, "emergency": true,
 }
 
-// parseMeta validates a `_meta` value (DESIGN §5: -32602, HTTP 400 on every
-// failure). A present-but-malformed optional key is as invalid as a missing
-// required one: clients that send it mean something by it.
-func parseMeta(v RawJSON) (RequestMeta, *Error) {
-	if kindOf(v) != '{' {
+// parseMeta validates the `_meta` envelope the scan found (DESIGN §5:
+// -32602, HTTP 400 on every failure). A present-but-malformed optional key
+// is as invalid as a missing required one: clients that send it mean
+// something by it.
+func parseMeta(f *fields) (RequestMeta, *Error) {
+	if !f.metaObject {
 		return RequestMeta{}, metaError("params._meta is required and must be an object")
 	}
-	var w wireMeta
-	if err := decodeStrict(v, &w); err != nil {
-		return RequestMeta{}, metaError("params._meta is malformed")
-	}
+	w := &f.m
 	var m RequestMeta
 	var ok bool
 	if w.ProtocolVersion == nil {
@@ -88,12 +70,11 @@ func parseMeta(v RawJSON) (RequestMeta, *Error) {
 	}
 	m.ClientCapabilities = w.ClientCapabilities
 	if w.ClientInfo != nil {
-		var ci wireImplementation
-		if kindOf(w.ClientInfo) != '{' || decodeStrict(w.ClientInfo, &ci) != nil {
+		if !f.clientInfoObject {
 			return m, metaError(MetaClientInfo + " must be an object with name and version")
 		}
-		name, ok1 := unquote(ci.Name)
-		version, ok2 := unquote(ci.Version)
+		name, ok1 := unquote(f.clientInfo.Name)
+		version, ok2 := unquote(f.clientInfo.Version)
 		if !ok1 || !ok2 {
 			return m, metaError(MetaClientInfo + " must have string name and version")
 		}
@@ -110,19 +91,24 @@ func parseMeta(v RawJSON) (RequestMeta, *Error) {
 		}
 		m.ProgressToken = w.ProgressToken
 	}
-	for _, f := range []struct {
-		raw RawJSON
-		dst *string
-		key string
-	}{{w.Traceparent, &m.Traceparent, "traceparent"}, {w.Tracestate, &m.Tracestate, "tracestate"}, {w.Baggage, &m.Baggage, "baggage"}} {
-		if f.raw == nil {
-			continue
-		}
-		if *f.dst, ok = unquote(f.raw); !ok {
-			return m, metaError(f.key + " must be a string")
-		}
+	if m.Traceparent, ok = optionalString(w.Traceparent); !ok {
+		return m, metaError("traceparent must be a string")
+	}
+	if m.Tracestate, ok = optionalString(w.Tracestate); !ok {
+		return m, metaError("tracestate must be a string")
+	}
+	if m.Baggage, ok = optionalString(w.Baggage); !ok {
+		return m, metaError("baggage must be a string")
 	}
 	return m, nil
+}
+
+// optionalString unquotes an optional string member: "" and true when absent.
+func optionalString(v RawJSON) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	return unquote(v)
 }
 
 func metaError(msg string) *Error {

@@ -34,16 +34,6 @@ func (r *Request) NameString() (string, bool) { return unquote(r.Name) }
 // CursorString returns params.cursor when it is a JSON string.
 func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
 
-type wireParams struct {
-	Meta      RawJSON `json:"_meta"`
-	Name      RawJSON `json:"name"`
-	URI       RawJSON `json:"uri"`
-	Arguments RawJSON `json:"arguments"`
-	Cursor    RawJSON `json:"cursor"`
-	// ProtocolVersion is where a 2025 initialize names its revision.
-	ProtocolVersion RawJSON `json:"protocolVersion"`
-}
-
 // ParseRequest reads a request's params (DESIGN §3 stage 5, body side).
 //
 // A legacy initialize — one whose params carry no `_meta` protocol version —
@@ -52,23 +42,27 @@ type wireParams struct {
 // must say what we speak). Any other request with missing or malformed
 // params or `_meta` is -32602; HTTP 400 for both.
 func ParseRequest(m Message) (*Request, *Error) {
-	var w wireParams
-	if m.Params != nil {
-		if kindOf(m.Params) != '{' {
-			if m.Method == MethodInitialize {
-				return nil, UnsupportedVersion("")
+	f := m.fields
+	if f == nil {
+		// A Message not made by Parse: read its params the same way.
+		f = new(fields)
+		if m.Params != nil {
+			if err := scanParams(m.Params, f); err != nil {
+				return nil, metaError("params is malformed")
 			}
-			return nil, metaError("params must be an object")
-		}
-		if err := decodeStrict(m.Params, &w); err != nil {
-			return nil, metaError("params is malformed")
 		}
 	}
-	if m.Method == MethodInitialize && !hasModernMeta(w.Meta) {
-		requested, _ := unquote(w.ProtocolVersion)
+	if f.params != nil && !f.paramsObject {
+		if m.Method == MethodInitialize {
+			return nil, UnsupportedVersion("")
+		}
+		return nil, metaError("params must be an object")
+	}
+	if m.Method == MethodInitialize && !(f.metaObject && f.m.ProtocolVersion != nil) {
+		requested, _ := unquote(f.legacyVersion)
 		return nil, UnsupportedVersion(requested)
 	}
-	meta, err := parseMeta(w.Meta)
+	meta, err := parseMeta(f)
 	if err != nil {
 		return nil, err
 	}
@@ -76,21 +70,9 @@ func ParseRequest(m Message) (*Request, *Error) {
 		ID:        m.ID,
 		Method:    m.Method,
 		Meta:      meta,
-		Name:      w.Name,
-		URI:       w.URI,
-		Arguments: w.Arguments,
-		Cursor:    w.Cursor,
+		Name:      f.name,
+		URI:       f.uri,
+		Arguments: f.arguments,
+		Cursor:    f.cursor,
 	}, nil
-}
-
-// hasModernMeta reports whether v is an object naming a protocol version:
-// the mark of a 2026-07-28 client.
-func hasModernMeta(v RawJSON) bool {
-	if kindOf(v) != '{' {
-		return false
-	}
-	var w struct {
-		ProtocolVersion RawJSON `json:"io.modelcontextprotocol/protocolVersion"`
-	}
-	return decodeStrict(v, &w) == nil && w.ProtocolVersion != nil
 }
