@@ -186,14 +186,19 @@ func (s *System) HasMethod(method string) bool {
 // its own; the other methods go to their worker pool. The caller must have
 // checked HasMethod.
 func (s *System) Ask(call *Call) (Answer, error) {
-	var backstop <-chan time.Time
+	parent := call.Ctx
+	var grace <-chan time.Time
+	var toolDeadline <-chan struct{}
 	if call.Request.Method == protocol.MethodToolsCall {
-		s.sys.Root.Send(s.calls.get(), call)
 		if call.Tool != nil {
-			t := time.NewTimer(call.Tool.Deadline() + deadlineGrace)
-			defer t.Stop()
-			backstop = t.C
+			// The tool's deadline bounds its context here, once: the tool
+			// runner sees the deadline and sets no timer of its own.
+			ctx, cancel := context.WithTimeout(call.Ctx, call.Tool.Deadline())
+			defer cancel()
+			call.Ctx = ctx
+			toolDeadline = ctx.Done()
 		}
+		s.sys.Root.Send(s.calls.get(), call)
 	} else {
 		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
 	}
@@ -211,11 +216,18 @@ func (s *System) Ask(call *Call) (Answer, error) {
 			}
 		case b := <-call.progress:
 			call.onProgress(b)
-		case <-call.Ctx.Done():
-			return Answer{}, call.Ctx.Err()
-		case <-backstop:
-			// The tool ignored its deadline. Answer for it; when it returns at
-			// last, its answer finds the call answered and is dropped.
+		case <-parent.Done():
+			return Answer{}, parent.Err()
+		case <-toolDeadline:
+			// The deadline passed; a tool that honours its context answers
+			// now. One that ignores it gets a grace, then is answered for.
+			toolDeadline = nil
+			t := time.NewTimer(deadlineGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			// When the tool returns at last, its answer finds the call
+			// answered and is dropped.
 			call.answer(s.tables.deadlineAnswer(call))
 			return <-call.reply, nil
 		}

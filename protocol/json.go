@@ -50,6 +50,20 @@ func unquote(v RawJSON) (string, bool) {
 		}
 	}
 	if plain {
+		// The strings every request carries come back as constants: a
+		// switch on string(bytes) does not allocate, a conversion would.
+		switch string(inner) {
+		case "2.0":
+			return "2.0", true
+		case Version:
+			return Version, true
+		case MethodToolsCall:
+			return MethodToolsCall, true
+		case MethodToolsList:
+			return MethodToolsList, true
+		case MethodDiscover:
+			return MethodDiscover, true
+		}
 		return string(inner), true
 	}
 	b, err := jsontext.AppendUnquote(nil, v)

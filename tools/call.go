@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/wymcp/wymcp/protocol"
 )
@@ -111,14 +112,20 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		return t.invalid(msg)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, t.deadline)
-	defer cancel()
+	// A caller that already bounds ctx by the tool's deadline (the server
+	// does, to answer for a tool that ignores it) spares a second timer.
+	callCtx := ctx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > t.deadline {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, t.deadline)
+		defer cancel()
+	}
 	res, fault, invalid, err := t.guarded(callCtx, args)
 
 	switch {
 	case fault != nil:
 		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
-	case ctx.Err() != nil:
+	case callCtx.Err() != nil && !errors.Is(callCtx.Err(), context.DeadlineExceeded):
 		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
 		return Outcome{

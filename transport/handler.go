@@ -161,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.leave()
 	if call.Tool != nil {
 		h.obs.CallStarted(ctx)
-		defer h.obs.CallEnded(context.WithoutCancel(ctx))
+		defer h.obs.CallEnded(ctx)
 	}
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
@@ -194,16 +194,19 @@ var (
 
 // readBody reads the whole body within the limit. The exact-size read for a
 // declared Content-Length avoids io.ReadAll's growth copies.
+//
+// A declared length was checked against the limit at the wire stage, and
+// net/http's body reader stops at it, so only a chunked body of unknown
+// length needs the MaxBytesReader.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, h.maxBody)
 	if n := r.ContentLength; n >= 0 {
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			return nil, err
 		}
 		return buf, nil
 	}
-	return io.ReadAll(rd)
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 }
 
 // enter admits one request into the method stage, or refuses it when the

@@ -58,11 +58,15 @@ func (h *Handler) writeRejection(w http.ResponseWriter, r *http.Request, op *tel
 }
 
 // writeJSON writes a complete JSON body with its length, so that no answer
-// is chunked.
+// is chunked. net/http itself sets the length of a body under its 2 KiB
+// chunking threshold that the handler writes at once, so only a larger one
+// costs a header allocation here.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonContentType
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if len(body) >= 2048 {
+		hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
