@@ -7,10 +7,14 @@
 //
 //   - A supervisor actor owns the method workers of server/discover and
 //     tools/list — a small pool per method, so no method is a one-goroutine
-//     bottleneck — and answers them from bytes precomputed at build time.
-//   - Each tools/call runs in an actor of its own, so a tool that sleeps for
-//     ten seconds delays no other call. Its guardian carries the same
-//     containment strategy as the supervisor.
+//     bottleneck — which answer from bytes precomputed at build time, on the
+//     sender's goroutine (a synchronized dispatcher: copying bytes costs less
+//     than a hand-off).
+//   - Each tools/call takes a call worker of its own for as long as it runs,
+//     from a pool that grows under load and keeps its idle workers (callPool),
+//     so a tool that sleeps for ten seconds delays no other call and no call
+//     pays for spawning an actor. Call workers run on pooled goroutines; their
+//     guardian carries the same containment strategy as the supervisor.
 //   - The containment strategy turns a fault past a method into a -32603
 //     "Internal error" reply carrying the request id, records the crash
 //     reason (with the stack a receiver middleware captured) on the span and
