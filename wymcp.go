@@ -51,6 +51,10 @@ type Options struct {
 	// answer is 503 with Retry-After, at once. 0 means 4096; negative means
 	// unbounded.
 	MaxInFlight int
+	// WriteTimeout bounds the sending of one answer (each frame of a
+	// progress stream), not the tool's work, so a client that stops reading
+	// cannot keep its in-flight place; 0 means 30 s; negative means no bound.
+	WriteTimeout time.Duration
 	// AllowedOrigins are the browser origins allowed besides loopback ones.
 	AllowedOrigins []string
 	// AllowedHosts are Host values allowed besides loopback names on a
@@ -110,6 +114,7 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 		Observer:       obs,
 		MaxBodyBytes:   opts.MaxBodyBytes,
 		MaxInFlight:    opts.MaxInFlight,
+		WriteTimeout:   opts.WriteTimeout,
 		AllowedOrigins: opts.AllowedOrigins,
 		AllowedHosts:   opts.AllowedHosts,
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wymcp/wymcp/actors"
 	"github.com/wymcp/wymcp/protocol"
@@ -25,6 +26,11 @@ type Config struct {
 	// request is answered 503 at once, never queued. 0 means
 	// DefaultMaxInFlight; negative means unbounded.
 	MaxInFlight int
+	// WriteTimeout bounds the sending of one answer (each frame of a
+	// stream), not the method's work: a client that stops reading cannot
+	// hold its place in the in-flight bound, nor a shutdown, for longer.
+	// 0 means DefaultWriteTimeout; negative means no bound.
+	WriteTimeout time.Duration
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
 	// besides the loopback ones.
 	AllowedOrigins []string
@@ -41,6 +47,9 @@ const (
 	// DefaultMaxInFlight is high enough that only a flood reaches it, low
 	// enough that a flood cannot grow memory without bound.
 	DefaultMaxInFlight = 4096
+	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
+	// link, short enough that a stalled reader lets go of its place.
+	DefaultWriteTimeout = 30 * time.Second
 	// RetryAfterSeconds is the Retry-After of a 503.
 	RetryAfterSeconds = "1"
 )
@@ -51,6 +60,7 @@ type Handler struct {
 	obs         *telemetry.Observer
 	maxBody     int64
 	maxInFlight int64
+	writeTime   time.Duration
 	origins     map[string]bool
 	hosts       map[string]bool
 
@@ -68,6 +78,7 @@ func New(cfg Config) *Handler {
 		obs:         cfg.Observer,
 		maxBody:     cfg.MaxBodyBytes,
 		maxInFlight: int64(cfg.MaxInFlight),
+		writeTime:   cfg.WriteTimeout,
 		origins:     map[string]bool{},
 		hosts:       map[string]bool{},
 		drained:     make(chan struct{}),
@@ -77,6 +88,9 @@ func New(cfg Config) *Handler {
 	}
 	if h.maxInFlight == 0 {
 		h.maxInFlight = DefaultMaxInFlight
+	}
+	if h.writeTime == 0 {
+		h.writeTime = DefaultWriteTimeout
 	}
 	for _, o := range cfg.AllowedOrigins {
 		h.origins[o] = true
@@ -167,7 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is answered as an SSE stream: progress notifications, then the result.
 	var stream *sseWriter
 	if call.Tool != nil && req.Meta.ProgressToken != nil && acceptsSSE(r.Header.Values("Accept")) {
-		stream = startSSE(w)
+		stream = startSSE(w, h.bounded)
 		call.StreamProgress(req.Meta.ProgressToken, stream.send)
 	}
 	answer, err := h.sys.Ask(call)
@@ -181,7 +195,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream != nil {
 		stream.send(answer.Body)
 	} else {
-		writeJSON(w, http.StatusOK, answer.Body)
+		h.bounded(w, func() { writeJSON(w, http.StatusOK, answer.Body) })
 	}
 	op.End(r.Context(), answer.Code, answer.ToolError)
 }
@@ -207,6 +221,20 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		return buf, nil
 	}
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+}
+
+// bounded runs write under the write deadline, then lifts it: the
+// connection lives on for the next request of a keep-alive client, and
+// net/http sets no deadline of its own when the server has no WriteTimeout.
+func (h *Handler) bounded(w http.ResponseWriter, write func()) {
+	if h.writeTime < 0 {
+		write()
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(h.writeTime))
+	write()
+	_ = rc.SetWriteDeadline(time.Time{})
 }
 
 // enter admits one request into the method stage, or refuses it when the

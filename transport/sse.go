@@ -10,11 +10,14 @@ import (
 // stream. Each frame is `event: message` and one `data:` line; JSON never
 // contains a raw newline, so one line always holds a message.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	bounded func(http.ResponseWriter, func())
 }
 
-func startSSE(w http.ResponseWriter) *sseWriter {
+// startSSE begins the stream; bounded runs each write under the handler's
+// write deadline.
+func startSSE(w http.ResponseWriter, bounded func(http.ResponseWriter, func())) *sseWriter {
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"text/event-stream"}
 	// no-transform keeps proxies from buffering or compressing the stream;
@@ -22,8 +25,8 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	hdr["Cache-Control"] = []string{"no-cache, no-transform"}
 	hdr["X-Accel-Buffering"] = []string{"no"}
 	w.WriteHeader(http.StatusOK)
-	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	_ = s.rc.Flush()
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), bounded: bounded}
+	bounded(w, func() { _ = s.rc.Flush() })
 	return s
 }
 
@@ -34,8 +37,10 @@ func (s *sseWriter) send(msg []byte) {
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, msg...)
 	buf = append(buf, "\n\n"...)
-	_, _ = s.w.Write(buf)
-	_ = s.rc.Flush()
+	s.bounded(s.w, func() {
+		_, _ = s.w.Write(buf)
+		_ = s.rc.Flush()
+	})
 }
 
 // acceptsSSE reports whether an Accept header lists text/event-stream

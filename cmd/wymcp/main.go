@@ -79,6 +79,9 @@ func exitCode(err error, stderr io.Writer) int {
 type config struct {
 	addr, path, toolSet string
 	opts                wymcp.Options
+	// The http.Server's limits on slow and abusive clients.
+	readHeaderTimeout, readTimeout, idleTimeout time.Duration
+	maxHeaderBytes                              int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -98,6 +101,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	})
 	fs.IntVar(&c.opts.MaxInFlight, "max-in-flight", 0, "`requests` answered at once before 503 + Retry-After (0: 4096, negative: unbounded)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 0, "largest request body in `bytes` (0: 4 MiB)")
+	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers (slowloris)")
+	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request, headers and body")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
+	fs.IntVar(&c.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request line and headers in `bytes`; past it, 431")
+	fs.DurationVar(&c.opts.WriteTimeout, "write-timeout", 30*time.Second, "time a client has to take one answer (not the tool's run time); a client that stops reading loses its place")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -107,6 +115,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{err: fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	}
+	// A zero or negative limit would mean "none" to net/http (or fall back
+	// to another timeout); refuse it rather than serve unprotected.
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read-header-timeout", c.readHeaderTimeout}, {"read-timeout", c.readTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.opts.WriteTimeout}} {
+		if d.v <= 0 {
+			return nil, usageError{err: fmt.Errorf("-%s %v must be positive", d.name, d.v)}
+		}
+	}
+	if c.maxHeaderBytes <= 0 {
+		return nil, usageError{err: fmt.Errorf("-max-header-bytes %d must be positive", c.maxHeaderBytes)}
 	}
 	// http.ServeMux panics on a pattern it cannot parse; refuse it here.
 	if !strings.HasPrefix(c.path, "/") || strings.ContainsAny(c.path, " \t{}") {
@@ -149,14 +170,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Handler: mux,
 		// Headers must arrive promptly (slowloris); the body, bounded by
 		// -max-body, within ReadTimeout.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: c.readHeaderTimeout,
+		ReadTimeout:       c.readTimeout,
 		// No WriteTimeout: it would cut off the answer of any call longer
 		// than it, and a tool runs up to its own deadline (60 s by default,
 		// ten minutes for sleep). The per-tool deadlines bound each answer.
 		WriteTimeout:   0,
-		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
+		IdleTimeout:    c.idleTimeout,
+		MaxHeaderBytes: c.maxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
@@ -187,6 +208,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// to return, so calls in flight are answered; then the MCP server stops
 	// its actors.
 	if err := httpSrv.Shutdown(sctx); err != nil {
+		// Handlers still running at the deadline (a client that stopped
+		// reading, a tool past its grace) must not hold the process: close
+		// their connections and report the unclean stop.
+		_ = httpSrv.Close()
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	if err := srv.Shutdown(sctx); err != nil {
