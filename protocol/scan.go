@@ -55,8 +55,8 @@ type scanner struct {
 
 var scanners = sync.Pool{New: func() any { return &scanner{dec: jsontext.NewDecoder(new(bytes.Buffer))} }}
 
-// scan reads body, an object, into f. Any error is a syntax error.
-func scan(body []byte, f *fields) error {
+// withScanner runs read with a pooled scanner set on body.
+func withScanner(body []byte, read func(*scanner) error) error {
 	s := scanners.Get().(*scanner)
 	defer func() {
 		s.body = nil
@@ -67,6 +67,16 @@ func scan(body []byte, f *fields) error {
 	s.body = body
 	s.buf = *bytes.NewBuffer(body)
 	s.dec.Reset(&s.buf)
+	return read(s)
+}
+
+// scan reads body, an object, into f. Any error is a syntax error.
+func scan(body []byte, f *fields) error {
+	return withScanner(body, func(s *scanner) error { return s.message(f) })
+}
+
+// message reads the top level of a message.
+func (s *scanner) message(f *fields) error {
 	err := s.object(func(name []byte) error {
 		switch string(name) {
 		case "jsonrpc":
@@ -224,19 +234,11 @@ var errTrailing = &jsontext.SyntacticError{}
 
 // scanParams reads a params value alone into f.
 func scanParams(params []byte, f *fields) error {
-	s := scanners.Get().(*scanner)
-	defer func() {
-		s.body = nil
-		s.buf.Reset()
-		s.dec.Reset(&s.buf)
-		scanners.Put(s)
-	}()
-	s.body = params
-	s.buf = *bytes.NewBuffer(params)
-	s.dec.Reset(&s.buf)
-	if s.dec.PeekKind() != '{' {
-		return s.value(&f.params)
-	}
-	f.paramsObject = true
-	return s.paramsObject(f)
+	return withScanner(params, func(s *scanner) error {
+		if s.dec.PeekKind() != '{' {
+			return s.value(&f.params)
+		}
+		f.paramsObject = true
+		return s.paramsObject(f)
+	})
 }

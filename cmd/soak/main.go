@@ -48,7 +48,7 @@ func main() {
 
 type config struct {
 	duration, sample time.Duration
-	clients          int
+	clients, idle    int
 	bin              string
 	growth           float64
 }
@@ -60,6 +60,7 @@ func soak(args []string) error {
 	fs.IntVar(&c.clients, "c", 64, "concurrent clients")
 	fs.DurationVar(&c.sample, "sample", 2*time.Second, "how often to sample the server's memory and goroutines")
 	fs.StringVar(&c.bin, "bin", "", "wymcp binary to run (default: go build ./cmd/wymcp)")
+	fs.IntVar(&c.idle, "idle", 0, "idle keep-alive connections to hold open beside the load")
 	fs.Float64Var(&c.growth, "growth", 1.5, "fail when the last third of the samples averages more than this times the first third (plus slack)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -88,6 +89,19 @@ func soak(args []string) error {
 	}
 	defer srv.kill()
 	fmt.Printf("soak: %s for %v, %d clients, pid %d\n", srv.url, c.duration, c.clients, srv.cmd.Process.Pid)
+
+	idle, err := holdIdle(srv.url, c.idle)
+	defer func() {
+		for _, conn := range idle {
+			conn.Close()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if c.idle > 0 {
+		fmt.Printf("soak: holding %d idle keep-alive connections\n", len(idle))
+	}
 
 	ld, err := newLoad(srv.url, c.clients)
 	if err != nil {
