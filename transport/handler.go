@@ -194,6 +194,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Stage 8: the send; after it only telemetry runs.
 	if stream != nil {
 		stream.send(answer.Body)
+	} else if len(answer.Body) <= bufferedAnswer {
+		// It goes into net/http's buffer whole and cannot block here; the
+		// flush happens after the handler has let go of its place.
+		writeJSON(w, http.StatusOK, answer.Body)
 	} else {
 		h.bounded(w, func() { writeJSON(w, http.StatusOK, answer.Body) })
 	}
@@ -222,6 +226,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	}
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 }
+
+// bufferedAnswer is the largest answer that net/http buffers whole before
+// the handler returns (its chunking threshold), so writing it never blocks
+// on a client that does not read.
+const bufferedAnswer = 2048
 
 // bounded runs write under the write deadline, then lifts it: the
 // connection lives on for the next request of a keep-alive client, and
