@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/tools"
@@ -70,4 +71,45 @@ func exampleCall(url, tool, args string) (int, string) {
 		log.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// Shutdown answers every call already admitted, then stops the server's
+// actors; a call that arrives afterwards is refused with 503 and
+// Retry-After, never dropped. Call it after http.Server.Shutdown.
+func ExampleServer_Shutdown() {
+	started := make(chan struct{}, 1)
+	slow := tools.Must(tools.New("slow", "Takes a moment.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			time.Sleep(50 * time.Millisecond)
+			return "done", nil
+		}))
+	srv, err := wymcp.New(wymcp.Implementation{Name: "example", Version: "1.0.0"}, nil, slow)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	answered := make(chan int)
+	go func() {
+		status, _ := exampleCall(ts.URL, "slow", `{}`)
+		answered <- status
+	}()
+	<-started // the call is admitted and running
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("in-flight call:", <-answered)
+	late, _ := exampleCall(ts.URL, "slow", `{}`)
+	fmt.Println("call after Shutdown:", late)
+	// Output:
+	// in-flight call: 200
+	// call after Shutdown: 503
 }
