@@ -2,6 +2,8 @@ module github.com/wymcp/wymcp
 
 go 1.26.8
 
+toolchain go1.26.10
+
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/goccy/go-json v0.12.0
