@@ -29,31 +29,42 @@ import (
 // Implementation names the server: it goes in every result's _meta.
 type Implementation = protocol.Implementation
 
+// The defaults that zero fields of Options stand for.
+const (
+	DefaultPageSize     = actors.DefaultPageSize        // tools per tools/list page
+	DefaultCacheTTL     = actors.DefaultTTL             // ttlMs of server/discover and tools/list
+	DefaultMaxBodyBytes = transport.DefaultMaxBodyBytes // 4 MiB, the TypeScript SDK's limit
+	DefaultMaxInFlight  = transport.DefaultMaxInFlight  // requests answered at once
+	DefaultWriteTimeout = transport.DefaultWriteTimeout // time to send one answer
+)
+
 // Options configures a Server. A nil *Options, and every zero field, means
 // the documented default.
 type Options struct {
 	// Instructions, when set, is returned by server/discover: guidance for
 	// the model on how to use the tools.
 	Instructions string
-	// PageSize is the number of tools per tools/list page; 0 means 100.
+	// PageSize is the number of tools per tools/list page; 0 means
+	// DefaultPageSize (100).
 	PageSize int
 	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means
-	// 5 minutes; negative means 0 (results are stale at once). The tool set
+	// DefaultCacheTTL (5 minutes); negative means 0 (results are stale at once). The tool set
 	// never changes while a server runs, so only deploys make it stale.
 	CacheTTL time.Duration
 	// CursorSecret keys the tools/list cursors' MAC (tamper evidence).
 	// Replicas behind one load balancer must share it; nil is a valid key
 	// (cursors then still fail after any change to the tool set).
 	CursorSecret []byte
-	// MaxBodyBytes bounds a request body; 0 means 4 MiB.
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes (4 MiB).
 	MaxBodyBytes int64
 	// MaxInFlight bounds requests being answered at once; past it the
-	// answer is 503 with Retry-After, at once. 0 means 4096; negative means
-	// unbounded.
+	// answer is 503 with Retry-After, at once. 0 means DefaultMaxInFlight
+	// (4096); negative means unbounded.
 	MaxInFlight int
 	// WriteTimeout bounds the sending of one answer (each frame of a
 	// progress stream), not the tool's work, so a client that stops reading
-	// cannot keep its in-flight place; 0 means 30 s; negative means no bound.
+	// cannot keep its in-flight place; 0 means DefaultWriteTimeout (30 s);
+	// negative means no bound.
 	WriteTimeout time.Duration
 	// AllowedOrigins are the browser origins allowed besides loopback ones.
 	AllowedOrigins []string
