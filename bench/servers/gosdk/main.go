@@ -5,13 +5,10 @@ package main
 
 import (
 	"context"
-	"log"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wymcp/wymcp/bench/serve"
 )
 
 type echoIn struct {
@@ -28,22 +25,5 @@ func main() {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	serve(mux)
-}
-
-func serve(h http.Handler) {
-	port := os.Getenv("PORT")
-	if port == "" {
-		port = "38181"
-	}
-	hs := &http.Server{Addr: "127.0.0.1:" + port, Handler: h}
-	go func() {
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-		<-c
-		hs.Close()
-	}()
-	if err := hs.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-		log.Fatal(err)
-	}
+	serve.ListenAndServe(mux, "38181")
 }

@@ -4,14 +4,11 @@ package main
 
 import (
 	"context"
-	"log"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/wymcp/wymcp/bench/serve"
 )
 
 func main() {
@@ -29,22 +26,5 @@ func main() {
 	h := server.NewStreamableHTTPServer(s, server.WithStateLess(true))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	serve(mux)
-}
-
-func serve(h http.Handler) {
-	port := os.Getenv("PORT")
-	if port == "" {
-		port = "38182"
-	}
-	hs := &http.Server{Addr: "127.0.0.1:" + port, Handler: h}
-	go func() {
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-		<-c
-		hs.Close()
-	}()
-	if err := hs.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-		log.Fatal(err)
-	}
+	serve.ListenAndServe(mux, "38182")
 }

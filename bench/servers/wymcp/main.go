@@ -10,10 +10,9 @@ import (
 	"net/http"
 	_ "net/http/pprof" // registered on http.DefaultServeMux, served only on PPROF_ADDR
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/bench/serve"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -45,22 +44,5 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
-	serve(mux)
-}
-
-func serve(h http.Handler) {
-	port := os.Getenv("PORT")
-	if port == "" {
-		port = "38180"
-	}
-	hs := &http.Server{Addr: "127.0.0.1:" + port, Handler: h}
-	go func() {
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-		<-c
-		hs.Close()
-	}()
-	if err := hs.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-		log.Fatal(err)
-	}
+	serve.ListenAndServe(mux, "38180")
 }
