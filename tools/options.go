@@ -84,8 +84,8 @@ func WithRequiredCapabilities(names ...string) Option {
 }
 
 // WithOutputSchema gives a raw tool an output schema: a JSON Schema 2020-12
-// document whose root is `"type":"object"` (the MCP schema requires it), kept
-// byte-for-byte like the input schema. Each result's structuredContent is
+// document (since 2026-07-28 its root may describe any JSON value, not only
+// an object), kept byte-for-byte like the input schema. Each result's structuredContent is
 // validated against it. Typed tools infer theirs from Out, so [New] refuses
 // this option.
 func WithOutputSchema(schema []byte) Option {

@@ -40,9 +40,10 @@ func (refuseLoader) Load(url string) (any, error) {
 
 // compile compiles one tool schema document, once, at construction. The
 // document must be strict JSON (no duplicate names: a client and this
-// validator must read the same schema) with an object root saying
-// "type":"object", which the MCP schema requires of input and output schemas.
-func compile(raw []byte) (*jsonschema.Schema, error) {
+// validator must read the same schema) with an object root; an input
+// schema's root must also say "type":"object" (MCP requires it of inputs;
+// since 2026-07-28 an output schema may describe any JSON value).
+func compile(raw []byte, input bool) (*jsonschema.Schema, error) {
 	if !jsontext.Value(raw).IsValid() {
 		return nil, errors.New("not a single strict JSON value (duplicate names and invalid UTF-8 are refused)")
 	}
@@ -55,7 +56,7 @@ func compile(raw []byte) (*jsonschema.Schema, error) {
 	if !ok {
 		return nil, errors.New("root is not a JSON object")
 	}
-	if typ, _ := obj["type"].(string); typ != "object" {
+	if typ, _ := obj["type"].(string); input && typ != "object" {
 		return nil, errors.New(`root must have "type":"object"`)
 	}
 	c := jsonschema.NewCompiler()

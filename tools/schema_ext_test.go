@@ -37,18 +37,21 @@ func TestSchemaRefused(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, explanation, schema string
+		// inputOnly: refused as an input schema, valid as an output schema
+		// (2026-07-28 lets structuredContent be any JSON value).
+		inputOnly bool
 	}{
 		{"file ref", "DESIGN §6: no $ref is fetched; the default FileLoader would read the file",
-			`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`},
-		{"https ref", "DESIGN §6: no network $ref", `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`},
-		{"relative ref", "a relative ref resolves to another URL, also refused", `{"type":"object","properties":{"x":{"$ref":"other.json"}}}`},
-		{"custom metaschema", "an unknown $schema would have to be loaded", `{"$schema":"https://example.com/meta","type":"object"}`},
-		{"no type", "MCP requires the root to say type object", `{"properties":{}}`},
-		{"array root", "the root is an object schema", `{"type":"array"}`},
-		{"not json", "", `{"type":"object"`},
-		{"duplicate names", "a client and the validator must read the same schema", `{"type":"object","type":"string"}`},
-		{"invalid schema", "compiled at New", `{"type":"object","properties":{"x":{"type":"nonsense"}}}`},
-		{"empty", "", ``},
+			`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`, false},
+		{"https ref", "DESIGN §6: no network $ref", `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`, false},
+		{"relative ref", "a relative ref resolves to another URL, also refused", `{"type":"object","properties":{"x":{"$ref":"other.json"}}}`, false},
+		{"custom metaschema", "an unknown $schema would have to be loaded", `{"$schema":"https://example.com/meta","type":"object"}`, false},
+		{"no type", "MCP requires an input schema's root to say type object", `{"properties":{}}`, true},
+		{"array root", "an input schema's root is an object schema", `{"type":"array"}`, true},
+		{"not json", "", `{"type":"object"`, false},
+		{"duplicate names", "a client and the validator must read the same schema", `{"type":"object","type":"string"}`, false},
+		{"invalid schema", "compiled at New", `{"type":"object","properties":{"x":{"type":"nonsense"}}}`, false},
+		{"empty", "", ``, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,7 +59,11 @@ func TestSchemaRefused(t *testing.T) {
 			if _, err := tools.NewRaw("raw", "d", []byte(tt.schema), echoRaw); err == nil {
 				t.Fatalf("NewRaw succeeded; %s", tt.explanation)
 			}
-			if _, err := tools.NewRaw("raw", "d", []byte(`{"type":"object"}`), echoRaw, tools.WithOutputSchema([]byte(tt.schema))); err == nil {
+			_, err := tools.NewRaw("raw", "d", []byte(`{"type":"object"}`), echoRaw, tools.WithOutputSchema([]byte(tt.schema)))
+			switch {
+			case tt.inputOnly && err != nil:
+				t.Fatalf("NewRaw with this output schema failed: %v; an output schema may describe any JSON value", err)
+			case !tt.inputOnly && err == nil:
 				t.Fatalf("NewRaw with this output schema succeeded; %s", tt.explanation)
 			}
 		})

@@ -109,14 +109,14 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 		t.deadline = DefaultDeadline
 	}
 	var err error
-	if t.input, err = compile(inputSchema); err != nil {
+	if t.input, err = compile(inputSchema, true); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
 	}
 	if t.headers, err = parseHeaderParams(inputSchema); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
 	}
 	if outputSchema != nil {
-		if t.output, err = compile(outputSchema); err != nil {
+		if t.output, err = compile(outputSchema, false); err != nil {
 			return nil, nil, fmt.Errorf("tools: tool %q: output schema: %w", name, err)
 		}
 	}
