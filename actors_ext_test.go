@@ -3,7 +3,6 @@ package wymcp_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -169,14 +168,9 @@ func TestOverload(t *testing.T) {
 // sendRaw posts r with the usual headers and discards the answer; it is
 // for calls the test abandons by cancelling ctx.
 func sendRaw(ctx context.Context, hs *httptest.Server, r rpc) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(r.body))
+	req, err := r.request(ctx, hs.URL)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	for k, v := range r.headers {
-		req.Header.Set(k, v)
 	}
 	resp, err := hs.Client().Do(req)
 	if err != nil {

@@ -202,6 +202,38 @@ func (r rpc) with(key, value string) rpc {
 	return r
 }
 
+// request builds r as a client sends it: POST unless r.verb says
+// otherwise, the headers of a 2026-07-28 client, then r's own (mapped to ""
+// to remove a default; "Host" sets the Host), then r.extra (repeats).
+func (r rpc) request(ctx context.Context, url string) (*http.Request, error) {
+	verb := r.verb
+	if verb == "" {
+		verb = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, verb, url, strings.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	for k, v := range r.headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	for _, kv := range r.extra {
+		req.Header.Add(kv[0], kv[1])
+	}
+	return req, nil
+}
+
 // reply is a decoded answer.
 type reply struct {
 	status int
@@ -226,31 +258,11 @@ func send(t testing.TB, hs *httptest.Server, r rpc) reply {
 
 func sendContext(t testing.TB, ctx context.Context, hs *httptest.Server, r rpc) reply {
 	t.Helper()
-	verb := r.verb
-	if verb == "" {
-		verb = http.MethodPost
-	}
-	req, err := http.NewRequestWithContext(ctx, verb, hs.URL, strings.NewReader(r.body))
+	req, err := r.request(ctx, hs.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	for k, v := range r.headers {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		if v == "" {
-			req.Header.Del(k)
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	for _, kv := range r.extra {
-		req.Header.Add(kv[0], kv[1])
-	}
+	verb := req.Method
 	resp, err := hs.Client().Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", verb, err)

@@ -2,6 +2,7 @@ package wymcp_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -64,12 +65,9 @@ func TestParamHeaders(t *testing.T) {
 // sse reads an SSE answer into its message payloads.
 func sse(t *testing.T, hs interface{ Client() *http.Client }, url string, r rpc) (*http.Response, []json.RawMessage) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(r.body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	for k, v := range r.headers {
-		req.Header.Set(k, v)
+	req, err := r.request(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
 	}
 	resp, err := hs.Client().Do(req)
 	if err != nil {
