@@ -74,15 +74,8 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 
 	// Ratios to bare (throughput), and wymcp against each peer.
 	if _, ok := find(sums, "bare", levels[0]); ok {
-		b.WriteString("\nThroughput ÷ bare (p99 ÷ bare's p99 in brackets):\n\n| server |")
-		for _, c := range levels {
-			fmt.Fprintf(&b, " c=%d |", c)
-		}
-		b.WriteString("\n|---|")
-		for range levels {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		b.WriteString("\nThroughput ÷ bare (p99 ÷ bare's p99 in brackets):\n\n")
+		levelHeader(&b, "server", levels)
 		for _, sp := range specs {
 			if sp.Name == "bare" {
 				continue
@@ -101,15 +94,8 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 		}
 	}
 	if _, ok := find(sums, "wymcp", levels[0]); ok {
-		b.WriteString("\nwymcp throughput ÷ each server's:\n\n| vs |")
-		for _, c := range levels {
-			fmt.Fprintf(&b, " c=%d |", c)
-		}
-		b.WriteString("\n|---|")
-		for range levels {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		b.WriteString("\nwymcp throughput ÷ each server's:\n\n")
+		levelHeader(&b, "vs", levels)
 		for _, sp := range specs {
 			if sp.Name == "wymcp" {
 				continue
@@ -127,15 +113,8 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nLoader CPU % of its core (median; near 100 means loader-bound) / other processes' CPU % during the point:\n\n| server |")
-	for _, c := range levels {
-		fmt.Fprintf(&b, " c=%d |", c)
-	}
-	b.WriteString("\n|---|")
-	for range levels {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	b.WriteString("\nLoader CPU % of its core (median; near 100 means loader-bound) / other processes' CPU % during the point:\n\n")
+	levelHeader(&b, "server", levels)
 	for _, sp := range specs {
 		fmt.Fprintf(&b, "| %s |", sp.Name)
 		for _, c := range levels {
@@ -236,4 +215,18 @@ func chart(specs []spec, levels []int, sums []summary, meta map[string]any) stri
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// levelHeader writes the header and alignment rows of a table with one
+// column per concurrency level.
+func levelHeader(b *strings.Builder, first string, levels []int) {
+	fmt.Fprintf(b, "| %s |", first)
+	for _, c := range levels {
+		fmt.Fprintf(b, " c=%d |", c)
+	}
+	b.WriteString("\n|---|")
+	for range levels {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 }
