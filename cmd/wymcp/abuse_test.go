@@ -221,16 +221,7 @@ func TestNeverReadingClients(t *testing.T) {
 	var written [clients]atomic.Int64
 	writersDone := make(chan error, clients)
 	for i := range clients {
-		c, err := net.Dial("tcp", host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Closing the connection is what unblocks its writer, and lets the
-		// server's handler and shutdown finish.
-		t.Cleanup(func() { c.Close() })
-		if err := c.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
-			t.Fatal(err)
-		}
+		c := dialNonReader(t, host)
 		go func() {
 			for range requests {
 				// In 64 KiB pieces, so that progress is visible.
@@ -281,6 +272,23 @@ func TestNeverReadingClients(t *testing.T) {
 	}
 }
 
+// dialNonReader connects a client that will never read its answers: a
+// small receive buffer, so the server's writes back up soon. Closing it at
+// cleanup is what unblocks its writer and lets the server's handler and
+// shutdown finish.
+func dialNonReader(t *testing.T, host string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestStalledReaderLetsGo: clients that pipeline calls with large answers
 // and never read them hold their in-flight places only until
 // -write-timeout: the server gives up the blocked write and drops the
@@ -295,14 +303,7 @@ func TestStalledReaderLetsGo(t *testing.T) {
 	req := rawRequest(host, "tools/call", "echo", callBody("echo", `{"text":"`+strings.Repeat("x", 512<<10)+`"}`))
 	dropped := make(chan error, 2)
 	for range 2 {
-		c, err := net.Dial("tcp", host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
-			t.Fatal(err)
-		}
+		c := dialNonReader(t, host)
 		go func() {
 			for range 1000 {
 				if _, err := io.WriteString(c, req); err != nil {
