@@ -15,4 +15,9 @@
 // HTTP headers that mirror the body, and this server must all read the same
 // message. A lenient parser that lets the last duplicate `method` win is a
 // parser differential, and a parser differential is a security bug.
+//
+// Request bodies are read by a hand-written lexer (lex.go, names.go) in one
+// pass that allocates nothing; it accepts exactly what goccy/go-json's
+// strict mode accepts, which the differential fuzz targets check on every
+// input. Everything else (tool arguments, answers) goes through go-json.
 package protocol

@@ -9,9 +9,11 @@ import (
 // was absent; the four bytes `null` mean it was present and null.
 type RawJSON = jsontext.Value
 
-// MaxDepth bounds nesting in any decoded message. It is the goccy/go-json v2
-// limit (that of encoding/json/v2), which fails the decode past 10000 levels
-// instead of exhausting the stack; wymcp relies on it rather than scanning twice.
+// MaxDepth bounds nesting in any decoded message: MaxDepth levels of objects
+// and arrays are read, the outermost counting as 1, and one more is a syntax
+// error. It is the goccy/go-json v2 limit (that of encoding/json/v2), so the
+// lexer that reads bodies (lex.go) and decodeStrict, which reads tool
+// arguments later, refuse exactly the same bodies.
 const MaxDepth = 10000
 
 // decodeStrict decodes data into v with the strict v2 defaults: duplicate
@@ -20,9 +22,6 @@ const MaxDepth = 10000
 func decodeStrict(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
-
-// validJSON reports whether data is exactly one strict JSON value.
-func validJSON(data []byte) bool { return jsontext.Value(data).IsValid() }
 
 // Marshal encodes v with goccy/go-json v2. Maps are encoded with sorted keys
 // (Deterministic) so that precomputed answers are byte-stable across builds.

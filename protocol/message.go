@@ -35,7 +35,7 @@ type Message struct {
 // single JSON-RPC 2.0 request or notification (a batch, a posted response,
 // a wrong jsonrpc member, a missing method, an id of the wrong type).
 func Parse(body []byte) (Message, ID, *Error) {
-	start := bytes.IndexAny(body, "{[\"tfn-0123456789")
+	start := valueStart(body)
 	if start < 0 || body[start] != '{' {
 		// Not an object. Valid JSON (a batch array, a string…) is an
 		// invalid request; anything else cannot be parsed.
@@ -80,3 +80,23 @@ var (
 	errResponse   = Errorf(CodeInvalidRequest, "Invalid Request: clients must not send responses")
 	errNoMethod   = Errorf(CodeInvalidRequest, "Invalid Request: method must be a string")
 )
+
+// startsValue marks the bytes that can start a JSON value.
+var startsValue = func() (t [256]bool) {
+	for _, c := range []byte("{[\"tfn-0123456789") {
+		t[c] = true
+	}
+	return t
+}()
+
+// valueStart returns the index of the first byte of body that can start a
+// JSON value, or -1. It is bytes.IndexAny with that set, without building
+// the set on every call.
+func valueStart(body []byte) int {
+	for i, c := range body {
+		if startsValue[c] {
+			return i
+		}
+	}
+	return -1
+}

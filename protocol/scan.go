@@ -1,12 +1,6 @@
 package protocol
 
-import (
-	"bytes"
-	"io"
-	"sync"
-
-	"github.com/goccy/go-json/jsontext"
-)
+import "sync"
 
 // fields are the members of a message the server reads, found in one pass
 // over the body: the top level, params, params._meta and its clientInfo.
@@ -14,9 +8,9 @@ import (
 // is copied or decoded twice; the body must outlive the message, as a
 // request's body does.
 //
-// One strict tokenizer does the whole pass: duplicate names (compared after
-// unescaping), invalid UTF-8, lone surrogates, nesting past MaxDepth and
-// trailing data are syntax errors wherever they are, including inside
+// One strict lexer (lex.go) does the whole pass: duplicate names (compared
+// after unescaping), invalid UTF-8, lone surrogates, nesting past MaxDepth
+// and trailing data are syntax errors wherever they are, including inside
 // members the server never reads. Shape (a params that is not an object) is
 // recorded, not judged: Parse and ParseRequest decide what it means.
 type fields struct {
@@ -41,38 +35,47 @@ type wireMeta struct {
 	Traceparent, Tracestate, Baggage                                         RawJSON
 }
 
+// wireImplementation is a `_meta` clientInfo object, its members kept raw.
 type wireImplementation struct {
 	Name, Version RawJSON
 }
 
-// scanner walks one body. Decoders are pooled: a jsontext.Decoder over a
-// bytes.Buffer reads the buffer in place, and Reset keeps its state arrays.
+// scanner walks one body with a lexer. Scanners are pooled: a lexer keeps
+// its stacks and scratch space from one body to the next, so scanning an
+// ordinary request allocates nothing.
 type scanner struct {
-	dec  *jsontext.Decoder
-	buf  bytes.Buffer
+	lex  lexer
 	body []byte
 }
 
-var scanners = sync.Pool{New: func() any { return &scanner{dec: jsontext.NewDecoder(new(bytes.Buffer))} }}
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 // withScanner runs read with a pooled scanner set on body.
 func withScanner(body []byte, read func(*scanner) error) error {
 	s := scanners.Get().(*scanner)
-	defer func() {
-		s.body = nil
-		s.buf.Reset()
-		s.dec.Reset(&s.buf)
-		scanners.Put(s)
-	}()
 	s.body = body
-	s.buf = *bytes.NewBuffer(body)
-	s.dec.Reset(&s.buf)
-	return read(s)
+	s.lex.reset(body)
+	err := read(s)
+	s.body = nil
+	s.lex.release()
+	scanners.Put(s)
+	return err
 }
 
 // scan reads body, an object, into f. Any error is a syntax error.
 func scan(body []byte, f *fields) error {
 	return withScanner(body, func(s *scanner) error { return s.message(f) })
+}
+
+// validJSON reports whether data is exactly one strict JSON value, by the
+// same rules as scan.
+func validJSON(data []byte) bool {
+	return withScanner(data, func(s *scanner) error {
+		if err := s.lex.skip(); err != nil {
+			return err
+		}
+		return s.lex.end()
+	}) == nil
 }
 
 // message reads the top level of a message.
@@ -90,32 +93,26 @@ func (s *scanner) message(f *fields) error {
 		case "error":
 			return s.value(&f.error)
 		case "params":
-			if s.dec.PeekKind() != '{' {
+			if s.lex.peek() != '{' {
 				return s.value(&f.params)
 			}
 			f.paramsObject = true
 			return s.paramsObject(f)
 		}
-		return s.dec.SkipValue()
+		return s.lex.skip()
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := s.dec.ReadToken(); err != io.EOF {
-		if err == nil {
-			err = errTrailing
-		}
-		return err
-	}
-	return nil
+	return s.lex.end() // nothing but white space after the object
 }
 
 func (s *scanner) paramsObject(f *fields) error {
-	start := s.dec.InputOffset()
+	start := s.lex.pos
 	err := s.object(func(name []byte) error {
 		switch string(name) {
 		case "_meta":
-			if s.dec.PeekKind() != '{' {
+			if s.lex.peek() != '{' {
 				return s.value(&f.meta)
 			}
 			f.metaObject = true
@@ -131,14 +128,14 @@ func (s *scanner) paramsObject(f *fields) error {
 		case "protocolVersion":
 			return s.value(&f.legacyVersion)
 		}
-		return s.dec.SkipValue()
+		return s.lex.skip()
 	})
 	f.params = s.trimmed(start)
 	return err
 }
 
 func (s *scanner) metaObject(f *fields) error {
-	start := s.dec.InputOffset()
+	start := s.lex.pos
 	m := &f.m
 	err := s.object(func(name []byte) error {
 		switch string(name) {
@@ -147,11 +144,11 @@ func (s *scanner) metaObject(f *fields) error {
 		case MetaClientCapabilities:
 			return s.value(&m.ClientCapabilities)
 		case MetaClientInfo:
-			if s.dec.PeekKind() != '{' {
+			if s.lex.peek() != '{' {
 				return s.value(&m.ClientInfo)
 			}
 			f.clientInfoObject = true
-			ciStart := s.dec.InputOffset()
+			ciStart := s.lex.pos
 			err := s.object(func(name []byte) error {
 				switch string(name) {
 				case "name":
@@ -159,7 +156,7 @@ func (s *scanner) metaObject(f *fields) error {
 				case "version":
 					return s.value(&f.clientInfo.Version)
 				}
-				return s.dec.SkipValue()
+				return s.lex.skip()
 			})
 			m.ClientInfo = s.trimmed(ciStart)
 			return err
@@ -174,68 +171,52 @@ func (s *scanner) metaObject(f *fields) error {
 		case "baggage":
 			return s.value(&m.Baggage)
 		}
-		return s.dec.SkipValue()
+		return s.lex.skip()
 	})
 	f.meta = s.trimmed(start)
 	return err
 }
 
-// object reads an object, calling member for each name with the decoder
-// before the member's value; member must read or skip that value.
+// object reads an object, calling member with each name (by meaning: an
+// escaped name is compared unescaped, "\u006dethod" is "method") and the
+// lexer before the member's value; member must read or skip that value.
+// The lexer has already refused a duplicate name.
 func (s *scanner) object(member func(name []byte) error) error {
-	if _, err := s.dec.ReadToken(); err != nil { // '{'
+	if err := s.lex.openObject(); err != nil {
 		return err
 	}
-	for s.dec.PeekKind() != '}' {
-		raw, err := s.dec.ReadValue() // a name, as its JSON string
-		if err != nil {
+	for {
+		name, ok, err := s.lex.member()
+		if !ok {
 			return err
-		}
-		name := raw[1 : len(raw)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			// An escaped name is compared by what it means ("\u006dethod"
-			// is "method"; the tokenizer already refused it as a duplicate).
-			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
-				return err
-			}
 		}
 		if err := member(name); err != nil {
 			return err
 		}
 	}
-	_, err := s.dec.ReadToken() // '}'
-	return err
 }
 
 // value reads the next value into *dst as a slice of the body.
 func (s *scanner) value(dst *RawJSON) error {
-	v, err := s.dec.ReadValue()
+	start, end, err := s.lex.value()
 	if err != nil {
 		return err
 	}
-	end := s.dec.InputOffset()
-	*dst = RawJSON(s.body[end-int64(len(v)) : end : end])
+	*dst = RawJSON(s.body[start:end:end])
 	return nil
 }
 
-// trimmed returns the body from start (an offset before white space and an
-// opening brace) to the decoder's offset: the object just read.
-func (s *scanner) trimmed(start int64) RawJSON {
-	end := s.dec.InputOffset()
-	b := s.body[start:end:end]
-	for len(b) > 0 && b[0] != '{' {
-		b = b[1:]
-	}
-	return RawJSON(b)
+// trimmed returns the body from start, the offset of an opening brace the
+// caller peeked at, to the lexer's offset: the object just read.
+func (s *scanner) trimmed(start int) RawJSON {
+	end := s.lex.pos
+	return RawJSON(s.body[start:end:end])
 }
-
-// errTrailing stands for a syntax error the decoder did not name.
-var errTrailing = &jsontext.SyntacticError{}
 
 // scanParams reads a params value alone into f.
 func scanParams(params []byte, f *fields) error {
 	return withScanner(params, func(s *scanner) error {
-		if s.dec.PeekKind() != '{' {
+		if s.lex.peek() != '{' {
 			return s.value(&f.params)
 		}
 		f.paramsObject = true
