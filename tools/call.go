@@ -104,12 +104,16 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 	}
 	// The arguments are decoded here for the validator and, for typed tools,
 	// once more into In (the brief's order: validate first, then decode).
-	var instance any
-	if err := protocol.Unmarshal(args, &instance); err != nil {
-		return t.invalid("arguments are not valid JSON")
-	}
-	if msg := validate(t.input, instance); msg != "" {
-		return t.invalid(msg)
+	// The fast path vouches for most valid arguments without the decode;
+	// when it is not sure, the full path gives the answer and the message.
+	if t.fastInput == nil || !t.fastInput.accept(args) {
+		var instance any
+		if err := protocol.Unmarshal(args, &instance); err != nil {
+			return t.invalid("arguments are not valid JSON")
+		}
+		if msg := validate(t.input, instance); msg != "" {
+			return t.invalid(msg)
+		}
 	}
 
 	// A caller that already bounds ctx by the tool's deadline (the server

@@ -60,6 +60,9 @@ func (t *Tool) checkOutput(v any) string {
 			return "it cannot be encoded as JSON"
 		}
 	}
+	if t.fastOutput != nil && t.fastOutput.accept(b) {
+		return ""
+	}
 	var inst any
 	if err := protocol.Unmarshal(b, &inst); err != nil {
 		return "it is not valid JSON"

@@ -22,6 +22,12 @@ type Tool struct {
 	output   *jsonschema.Schema // raw tools with WithOutputSchema only
 	headers  []HeaderParam
 	run      handler
+
+	// fastInput and fastOutput decide "certainly valid" on the raw bytes
+	// without decoding (fastschema.go); nil when the schema has keywords
+	// outside their subset, and then every call takes the full path.
+	fastInput  *fastSchema
+	fastOutput *fastSchema
 }
 
 // handler runs the tool on arguments that passed the input schema: raw is
@@ -112,6 +118,7 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 	if t.input, err = compile(inputSchema, true); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
 	}
+	t.fastInput = compileFast(inputSchema)
 	if t.headers, err = parseHeaderParams(inputSchema); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
 	}
@@ -119,6 +126,7 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 		if t.output, err = compile(outputSchema, false); err != nil {
 			return nil, nil, fmt.Errorf("tools: tool %q: output schema: %w", name, err)
 		}
+		t.fastOutput = compileFast(outputSchema)
 	}
 	// Encode the definition now so that a _meta value goccy cannot encode
 	// fails New, not the first tools/list.
