@@ -120,11 +120,17 @@ func TestDisconnectCancelsTool(t *testing.T) {
 
 // TestStubbornToolCutOff: a tool that ignores its context does not hold
 // the reply forever: past its deadline (and a grace) the call is answered
-// with the deadline's isError result.
+// with the deadline's isError result, and the client has it before the
+// tool returns (the tool runs on the request's goroutine; the watchdog
+// writes and flushes the answer while it still sleeps).
 func TestStubbornToolCutOff(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
+	start := time.Now()
 	res := send(t, hs, toolCall("stubborn", `{}`)).expectResult(t, "1")
+	if d := time.Since(start); d >= 3*time.Second {
+		t.Errorf("answered after %v: the client waited for the 3 s tool, not its 50 ms deadline", d)
+	}
 	if text, isErr := toolText(t, res); !isErr || text != "Tool stubborn timed out after 50ms" {
 		t.Errorf("text %q isError %v", text, isErr)
 	}

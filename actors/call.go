@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/telemetry"
@@ -22,33 +23,41 @@ type Call struct {
 	// Op records the request's span; faults are recorded on it.
 	Op *telemetry.Op
 
+	// Late, when set, is also given the watchdog's answer for a tool that
+	// ignores its deadline: a tools/call runs on the requester's goroutine,
+	// which cannot take that answer from Ask before the tool returns.
+	Late LateWriter
+
 	reply    chan Answer
 	answered atomic.Bool
-	// progress carries notifications/progress messages from the tool to
-	// onProgress, which Ask runs on the requester's goroutine; nil when the
-	// request did not ask for progress or cannot receive it.
-	progress   chan []byte
-	onProgress func([]byte)
+
+	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
+	// deadline; prev, next, due and watched belong to the watchdog.
+	tctx       toolContext
+	prev, next *Call
+	due        time.Time
+	watched    bool
+}
+
+// LateWriter writes an answer that the requester's goroutine cannot, being
+// busy running the tool: the transport's, which serializes it with its own
+// writes and writes nothing once the request is over.
+type LateWriter interface {
+	WriteLate(Answer)
 }
 
 // StreamProgress makes the call's tool report progress: each report becomes
 // a notifications/progress message for token, handed to send on the
-// goroutine that waits in Ask, in order. A tool that reports faster than
-// send drains waits for it (the stream's back-pressure), never longer than
-// the call's context lives. It must be called before Ask.
+// reporting goroutine (the tool's; send serializes), so that reports made
+// before the tool returns precede its answer and a tool reporting faster
+// than the client reads waits for it. It must be called before Ask.
 func (c *Call) StreamProgress(token protocol.RawJSON, send func(notification []byte)) {
-	c.progress = make(chan []byte, 16)
-	c.onProgress = send
-	ctx := c.Ctx
-	c.Ctx = tools.WithProgress(ctx, func(progress float64, total *float64, message string) {
+	c.Ctx = tools.WithProgress(c.Ctx, func(progress float64, total *float64, message string) {
 		b, err := protocol.ProgressNotification(token, progress, total, message)
 		if err != nil {
 			return
 		}
-		select {
-		case c.progress <- b:
-		case <-ctx.Done():
-		}
+		send(b)
 	})
 }
 

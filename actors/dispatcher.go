@@ -33,17 +33,26 @@ func (d *pooledDispatcher) Schedule(fn func()) {
 // Throughput is how many messages a mailbox runs before yielding.
 func (d *pooledDispatcher) Throughput() int { return d.throughput }
 
+// worker runs fn, then whatever is handed to it, and ends after one to
+// two idle periods without work. The timer is not reset per message (a
+// timer-heap update on every call); a tick that finds the worker was busy
+// since the last one just starts another period.
 func (d *pooledDispatcher) worker(fn func()) {
 	fn()
 	timer := time.NewTimer(d.idle)
 	defer timer.Stop()
+	busy := false
 	for {
 		select {
 		case fn := <-d.work:
 			fn()
-			timer.Reset(d.idle)
+			busy = true
 		case <-timer.C:
-			return
+			if !busy {
+				return
+			}
+			busy = false
+			timer.Reset(d.idle)
 		}
 	}
 }

@@ -2,8 +2,8 @@
 // per DESIGN §4.
 //
 // The HTTP front (package transport) parses and classifies in the request
-// goroutine, then asks this package for an answer and waits on a reply that
-// the request's context can cancel. Behind that:
+// goroutine, then asks this package for an answer: on that goroutine, with a
+// reply that the request's context can cancel. Behind that:
 //
 //   - A supervisor actor owns the method workers of server/discover and
 //     tools/list — a small pool per method, so no method is a one-goroutine
@@ -13,8 +13,14 @@
 //   - Each tools/call takes a call worker of its own for as long as it runs,
 //     from a pool that grows under load and keeps its idle workers (callPool),
 //     so a tool that sleeps for ten seconds delays no other call and no call
-//     pays for spawning an actor. Call workers run on pooled goroutines; their
+//     pays for spawning an actor. Call workers run on the request's goroutine,
+//     which would otherwise only wait (the hand-off to another goroutine cost
+//     two context switches per call and most of the tail under load); their
 //     guardian carries the same containment strategy as the supervisor.
+//   - A tool that ignores its deadline is answered for by one watchdog
+//     goroutine, deadlineGrace past the deadline, through Call.Late; it still
+//     holds its request's goroutine and in-flight place until it returns, as
+//     Go cannot stop it from outside.
 //   - The containment strategy turns a fault past a method into a -32603
 //     "Internal error" reply carrying the request id, records the crash
 //     reason (with the stack a receiver middleware captured) on the span and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,7 @@ type System struct {
 	// workerProps are the props of pool workers, kept for spawnPool.
 	workerProps *actor.Props
 	calls       *callPool
+	watchdog    *watchdog
 	callMethod  methodFunc
 	tables      *tables
 	tools       map[string]*tools.Tool
@@ -122,11 +124,16 @@ func New(cfg Config) (*System, error) {
 		DiagnosticsSerializer:      func(actor.Actor) string { return "" },
 		LoggerFactory:              func(*actor.ActorSystem) *slog.Logger { return quiet },
 	})
+	shrinkRegistry(s.sys)
 
-	// Pool workers of the precomputed methods run on the goroutine that
-	// sends to them: their work is copying bytes, cheaper than the hand-off
-	// to another goroutine would be. Call workers run tools, which may block,
-	// so they get goroutines of their own from a pooled dispatcher.
+	// Method workers run on the goroutine that sends to them: the request's
+	// own, which would otherwise only wait. For server/discover and
+	// tools/list the work is copying bytes; for tools/call it is the tool,
+	// which may block, but each call leases a worker of its own (callPool),
+	// so a blocked tool holds only its own request. The hand-off to another
+	// goroutine cost ~1 µs and two context switches per call and made the
+	// tail under load (bench/). The supervisor, whose work is spawning and
+	// restarting, gets goroutines from a pooled dispatcher.
 	inline := actor.NewSynchronizedDispatcher(300)
 	dispatcher := newPooledDispatcher(300, 30*time.Second)
 	workers := cfg.Workers
@@ -156,9 +163,20 @@ func New(cfg Config) (*System, error) {
 	// faulting method in its place.
 	s.calls = &callPool{maxIdle: maxIdleCallWorkers, stop: func(pid *actor.PID) { s.sys.Root.Stop(pid) }}
 	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
-		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(dispatcher),
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
+	// The watchdog's answer goes to the reply channel, for Ask when the
+	// tool returns at last (its own answer then finds the call answered and
+	// is dropped), and to call.Late, which writes it now.
+	s.watchdog = newWatchdog(func(c *Call) {
+		a := s.tables.deadlineAnswer(c)
+		if c.answer(a) && c.Late != nil {
+			c.Late.WriteLate(a)
+		}
+	}, func(r any) {
+		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+	})
 	return s, nil
 }
 
@@ -181,63 +199,59 @@ func (s *System) HasMethod(method string) bool {
 	return method == protocol.MethodToolsCall || s.pools[method] != nil
 }
 
-// Ask has call answered by its method's actor and waits for the answer or
-// for call.Ctx to end, whichever is first. A tools/call runs in an actor of
-// its own; the other methods go to their worker pool. The caller must have
-// checked HasMethod.
+// Ask has call answered by its method's actor and returns the answer, or
+// call.Ctx's error when the client went away first. A tools/call runs in a
+// worker of its own, the other methods in their method's pool; both run on
+// the calling goroutine. A tool that ignores its deadline is answered for
+// by the watchdog, through call.Late, while Ask still waits for it to
+// return. The caller must have checked HasMethod.
 func (s *System) Ask(call *Call) (Answer, error) {
 	parent := call.Ctx
-	var grace <-chan time.Time
-	var toolDeadline <-chan struct{}
 	if call.Request.Method == protocol.MethodToolsCall {
 		if call.Tool != nil {
 			// The tool's deadline bounds its context here, once: the tool
-			// runner sees the deadline and sets no timer of its own.
-			ctx, cancel := context.WithTimeout(call.Ctx, call.Tool.Deadline())
-			defer cancel()
-			call.Ctx = ctx
-			toolDeadline = ctx.Done()
+			// runner sees the deadline and sets no timer of its own, and the
+			// watchdog answers if the tool ignores it.
+			call.tctx.init(call.Ctx, call.Tool.Deadline())
+			defer call.tctx.release()
+			call.Ctx = &call.tctx
+			s.watchdog.watch(call)
+			defer s.watchdog.forget(call)
 		}
+		// The worker runs on this goroutine (see New): Send returns once
+		// the tool has, with the answer in call.reply.
 		s.sys.Root.Send(s.calls.get(), call)
+		if err := parent.Err(); err != nil {
+			// The client went away while the tool ran: nobody reads.
+			return Answer{}, err
+		}
 	} else {
 		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
 	}
-	for {
-		select {
-		case a := <-call.reply:
-			// Reports the tool made before it returned precede its answer.
-			for {
-				select {
-				case b := <-call.progress:
-					call.onProgress(b)
-				default:
-					return a, nil
-				}
-			}
-		case b := <-call.progress:
-			call.onProgress(b)
-		case <-parent.Done():
-			return Answer{}, parent.Err()
-		case <-toolDeadline:
-			// The deadline passed; a tool that honours its context answers
-			// now. One that ignores it gets a grace, then is answered for.
-			toolDeadline = nil
-			t := time.NewTimer(deadlineGrace)
-			defer t.Stop()
-			grace = t.C
-		case <-grace:
-			// When the tool returns at last, its answer finds the call
-			// answered and is dropped.
-			call.answer(s.tables.deadlineAnswer(call))
-			return <-call.reply, nil
-		}
+	select {
+	case a := <-call.reply:
+		return a, nil
+	default:
+	}
+	// Not answered on this goroutine: a restart or a stop raced the
+	// message, and another goroutine runs the worker's mailbox.
+	select {
+	case a := <-call.reply:
+		return a, nil
+	case <-parent.Done():
+		return Answer{}, parent.Err()
 	}
 }
 
 // Shutdown stops every actor; a second call does nothing. Calls still
 // running lose their actors, so the front must first have drained them
 // (wymcp.Server.Shutdown does).
-func (s *System) Shutdown(context.Context) { s.stopOnce.Do(s.sys.Shutdown) }
+func (s *System) Shutdown(context.Context) {
+	s.stopOnce.Do(func() {
+		s.watchdog.close()
+		s.sys.Shutdown()
+	})
+}
 
 // spawnWorkers asks the supervisor to start n workers of a method.
 type spawnWorkers struct {

@@ -97,19 +97,39 @@ func (r *recordingSupervisor) RestartChildren(pids ...*actor.PID) { r.restarted 
 func (r *recordingSupervisor) StopChildren(pids ...*actor.PID)    { r.stopped += len(pids) }
 func (r *recordingSupervisor) ResumeChildren(...*actor.PID)       {}
 
-// TestAskCancelled: a requester whose context ends stops waiting at once,
-// while its tool still runs.
+// TestAskCancelled: a requester whose context ends while its tool runs
+// gets the context's error, not the tool's answer (nothing is written for a
+// client that left); the tool, running on the requester's goroutine, sees
+// the cancellation. One that ignores it holds its requester until it
+// returns (the in-flight bound counts it), and is still not answered.
 func TestAskCancelled(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
-	block := make(chan struct{})
-	defer close(block)
-	s.callMethod = func(c *Call) Answer { <-block; return Answer{} }
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	s.callMethod = func(c *Call) Answer {
+		cancel()
+		<-c.Ctx.Done()
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
 	req := &protocol.Request{ID: protocol.NewIntID(1), Method: protocol.MethodToolsCall}
 	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+
+	// A system of its own: the first one's idle worker keeps the first tool.
+	s = newTestSystem(t)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	s.callMethod = func(c *Call) Answer {
+		cancel2()
+		time.Sleep(50 * time.Millisecond) // ignores its context
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
+	start := time.Now()
+	if _, err := s.Ask(NewCall(ctx2, req, nil, nil)); err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("Ask returned after %v, before the tool did", d)
 	}
 }
 

@@ -11,7 +11,10 @@ import (
 
 // DefaultDeadline bounds a call of a tool that sets no [WithDeadline]. A
 // minute is long enough for a tool that calls a slow API and short enough
-// that a stuck handler does not hold an in-flight slot forever.
+// that a client of a stuck handler is not kept waiting: it is answered with
+// an isError result at the deadline (plus a second's grace for a handler
+// that ignores its context, which still holds its in-flight place until it
+// returns).
 const DefaultDeadline = 60 * time.Second
 
 // Option configures a [Tool] at construction. Options are functional here,

@@ -173,16 +173,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave()
-	if call.Tool != nil {
-		h.obs.CallStarted(ctx)
-		defer h.obs.CallEnded(ctx)
+	if call.Tool == nil {
+		// server/discover, tools/list, and a tools/call naming no tool.
+		answer, err := h.sys.Ask(call)
+		if err != nil {
+			op.End(context.WithoutCancel(ctx), 0, false)
+			return
+		}
+		// Stage 8: the send; after it only telemetry runs.
+		if len(answer.Body) <= bufferedAnswer {
+			// It goes into net/http's buffer whole and cannot block here; the
+			// flush happens after the handler has let go of its place.
+			writeJSON(w, http.StatusOK, answer.Body)
+		} else {
+			h.bounded(w, func() { writeJSON(w, http.StatusOK, answer.Body) })
+		}
+		op.End(r.Context(), answer.Code, answer.ToolError)
+		return
 	}
+	h.serveCall(ctx, w, r, call, op)
+}
+
+// serveCall runs a tools/call naming a tool and writes its answer through a
+// responder: the tool runs on this goroutine, and progress reports and the
+// watchdog's answer may come from others (see responder).
+func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, call *actors.Call, op *telemetry.Op) {
+	h.obs.CallStarted(ctx)
+	defer h.obs.CallEnded(ctx)
+	resp := &responder{h: h, w: w}
+	defer resp.close()
+	call.Late = resp
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
-	var stream *sseWriter
-	if call.Tool != nil && req.Meta.ProgressToken != nil && acceptsSSE(r.Header.Values("Accept")) {
-		stream = startSSE(w, h.bounded)
-		call.StreamProgress(req.Meta.ProgressToken, stream.send)
+	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header.Values("Accept")) {
+		resp.stream = startSSE(w, h.bounded)
+		call.StreamProgress(token, resp.progress)
 	}
 	answer, err := h.sys.Ask(call)
 	if err != nil {
@@ -192,15 +217,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Stage 8: the send; after it only telemetry runs.
-	if stream != nil {
-		stream.send(answer.Body)
-	} else if len(answer.Body) <= bufferedAnswer {
-		// It goes into net/http's buffer whole and cannot block here; the
-		// flush happens after the handler has let go of its place.
-		writeJSON(w, http.StatusOK, answer.Body)
-	} else {
-		h.bounded(w, func() { writeJSON(w, http.StatusOK, answer.Body) })
-	}
+	resp.answer(answer.Body)
 	op.End(r.Context(), answer.Code, answer.ToolError)
 }
 

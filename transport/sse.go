@@ -47,7 +47,7 @@ func (s *sseWriter) send(msg []byte) {
 // itself: progress is streamed only to a client that says it reads streams.
 func acceptsSSE(values []string) bool {
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			mt, _, _ := strings.Cut(part, ";")
 			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
 				return true

@@ -100,16 +100,21 @@ func isJSONContentType(v string) bool {
 	return err == nil && mt == "application/json"
 }
 
+// answerTypes are the media ranges that admit a JSON or an SSE answer.
+var answerTypes = [...]string{"application/json", "text/event-stream", "*/*", "application/*", "text/*"}
+
 // acceptsAnswer reports whether an Accept header admits either form of an
 // answer. Clients must list both; we only refuse one that admits neither,
 // since a JSON-only client can still be answered in JSON.
 func acceptsAnswer(values []string) bool {
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			mt, _, _ := strings.Cut(part, ";")
-			switch strings.ToLower(strings.TrimSpace(mt)) {
-			case "application/json", "text/event-stream", "*/*", "application/*", "text/*":
-				return true
+			mt = strings.TrimSpace(mt)
+			for _, ok := range answerTypes {
+				if strings.EqualFold(mt, ok) {
+					return true
+				}
 			}
 		}
 	}

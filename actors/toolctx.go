@@ -1,0 +1,114 @@
+package actors
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// toolContext is the context a tool runs under: the request's context
+// bounded by the tool's deadline, built without a timer.
+//
+// context.WithTimeout costs a timer, a cancelCtx registered with its parent
+// and a done channel: five allocations and ~0.5 µs per call, and most tools
+// never wait on Done (they compute, or poll Err). So Deadline and Err answer
+// from the clock, and the first call to Done — a tool that selects on it,
+// or derives a context for an outbound call — builds the real timer
+// context, to which everything is delegated from then on. Either way the
+// tool sees one context with one deadline; the call's watchdog (see
+// watchdog) answers for a tool that ignores it.
+//
+// It lives inside Call, so it costs no allocation of its own.
+type toolContext struct {
+	parent   context.Context
+	deadline time.Time
+
+	mu       sync.Mutex // serializes building the timer context
+	timed    atomic.Pointer[timedContext]
+	released atomic.Bool // the call is over
+}
+
+// timedContext is the real context, made on demand.
+type timedContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ context.Context = (*toolContext)(nil)
+
+// init bounds parent by d from now.
+func (c *toolContext) init(parent context.Context, d time.Duration) {
+	c.parent = parent
+	c.deadline = time.Now().Add(d)
+	if pd, ok := parent.Deadline(); ok && pd.Before(c.deadline) {
+		c.deadline = pd
+	}
+}
+
+// Deadline implements context.Context.
+func (c *toolContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Done implements context.Context; the first call builds the timer context.
+func (c *toolContext) Done() <-chan struct{} { return c.materialize().Done() }
+
+// Err implements context.Context. Past the deadline, or once the call is
+// over, it builds the timer context (already ended, so no timer runs), so
+// that Cause and Value then agree with Err.
+func (c *toolContext) Err() error {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if !c.released.Load() && time.Now().Before(c.deadline) {
+		return nil
+	}
+	return c.materialize().Err()
+}
+
+// Value implements context.Context. Once the timer context exists it
+// answers, so that context.Cause and the children a tool derives find the
+// cancelCtx that really closes Done.
+func (c *toolContext) Value(key any) any {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx.Value(key)
+	}
+	return c.parent.Value(key)
+}
+
+// String names the context in panics and logs.
+func (c *toolContext) String() string { return "wymcp.toolContext" }
+
+// materialize returns the timer context, building it once.
+func (c *toolContext) materialize() context.Context {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.timed.Load(); t != nil {
+		return t.ctx
+	}
+	ctx, cancel := context.WithDeadline(c.parent, c.deadline)
+	if c.released.Load() {
+		// A tool still running after its call was answered (it ignored its
+		// deadline, or the client left) asks for Done: it is over.
+		cancel()
+	}
+	c.timed.Store(&timedContext{ctx: ctx, cancel: cancel})
+	return ctx
+}
+
+// release ends the context when the call is over: its timer, if one was
+// built, is stopped and Done closes, as a WithTimeout's cancel would.
+func (c *toolContext) release() {
+	c.mu.Lock()
+	c.released.Store(true)
+	t := c.timed.Load()
+	c.mu.Unlock()
+	if t != nil {
+		t.cancel()
+	}
+}
