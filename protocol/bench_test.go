@@ -57,3 +57,31 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// fullMetaBody is typicalBody with every optional `_meta` key a client may
+// send: a log level, a progress token and W3C trace context.
+const fullMetaBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1.0.0"},"io.modelcontextprotocol/logLevel":"info","progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}}}`
+
+// BenchmarkParseRequest measures what the server does with every request's
+// body: Parse, then ParseRequest on the message.
+func BenchmarkParseRequest(b *testing.B) {
+	for _, bb := range []struct{ name, body string }{
+		{"typical", typicalBody},
+		{"full-meta", fullMetaBody},
+	} {
+		body := []byte(bb.body)
+		b.Run(bb.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				msg, _, perr := protocol.Parse(body)
+				if perr != nil {
+					b.Fatal(perr)
+				}
+				if _, perr := protocol.ParseRequest(msg); perr != nil {
+					b.Fatal(perr)
+				}
+			}
+		})
+	}
+}

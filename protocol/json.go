@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"bytes"
+
 	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
 )
@@ -36,19 +38,8 @@ func Unmarshal(data []byte, v any) error { return decodeStrict(data, v) }
 // unquote returns the Go string of a JSON string value, and false if v is not
 // a JSON string.
 func unquote(v RawJSON) (string, bool) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false
-	}
 	// Fast path: no escapes — the value between the quotes is the string.
-	inner := v[1 : len(v)-1]
-	plain := true
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if inner, plain := plainString(v); plain {
 		// The strings every request carries come back as constants: a
 		// switch on string(bytes) does not allocate, a conversion would.
 		switch string(inner) {
@@ -65,11 +56,29 @@ func unquote(v RawJSON) (string, bool) {
 		}
 		return string(inner), true
 	}
+	if len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
 	b, err := jsontext.AppendUnquote(nil, v)
 	if err != nil {
 		return "", false
 	}
 	return string(b), true
+}
+
+// plainString returns the bytes between the quotes of v when v is a JSON
+// string without escapes: then they are the string itself, to compare or
+// look up without unquoting (and allocating) it. It reports false for any
+// other value, an escaped string included.
+func plainString(v RawJSON) ([]byte, bool) {
+	if len(v) == 0 || v[0] != '"' {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		return nil, false
+	}
+	return inner, true
 }
 
 // kindOf returns the JSON kind of v by its first byte: '{', '[', '"', 'n',

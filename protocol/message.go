@@ -46,26 +46,28 @@ func Parse(body []byte) (Message, ID, *Error) {
 	}
 	w := new(fields)
 	if err := scan(body, w); err != nil {
-		// What was read before the error is thrown away with w.
+		// What was read before the error is thrown away with w. A body too
+		// long for fields' offsets (errBodyTooLong, far past what the
+		// transport lets through) could not be read either: -32700 too.
 		return Message{}, ID{}, errParse
 	}
-	id, idOK := parseID(w.id)
+	id, idOK := parseID(w.raw(w.id))
 	if !idOK {
 		// An id that is present but not a string or an integer cannot be echoed.
 		return Message{}, ID{}, errBadID
 	}
-	if v, ok := unquote(w.jsonrpc); !ok || v != "2.0" {
+	if v, ok := unquote(w.raw(w.jsonrpc)); !ok || v != "2.0" {
 		return Message{}, id, errNotJSONRPC
 	}
-	if w.result != nil || w.error != nil {
+	if w.result.present() || w.error.present() {
 		// Clients must not post responses: the server sends no requests.
 		return Message{}, id, errResponse
 	}
-	method, ok := unquote(w.method)
+	method, ok := unquote(w.raw(w.method))
 	if !ok {
 		return Message{}, id, errNoMethod
 	}
-	m := Message{Kind: KindRequest, ID: id, Method: method, Params: w.params, fields: w}
+	m := Message{Kind: KindRequest, ID: id, Method: method, Params: w.raw(w.params), fields: w}
 	if id.IsZero() {
 		m.Kind = KindNotification
 	}

@@ -39,10 +39,12 @@ func (m *RequestMeta) HasCapability(name string) bool {
 	return ok && kindOf(v) == '{'
 }
 
-// logLevels are the LoggingLevel values of the schema (RFC 5424 names).
-var logLevels = map[string]bool{
-	"debug": true, "info": true, "notice": true, "warning": true,
-	"error": true, "critical": true, "alert": true, "emergency": true,
+// logLevels are the LoggingLevel values of the schema (RFC 5424 names),
+// each mapped to itself: looking a level up yields the map's own string, so
+// a valid level is kept without allocating one (see logLevel).
+var logLevels = map[string]string{
+	"debug": "debug", "info": "info", "notice": "notice", "warning": "warning",
+	"error": "error", "critical": "critical", "alert": "alert", "emergency": "emergency",
 }
 
 // parseMeta validates the `_meta` envelope the scan found (DESIGN §5:
@@ -56,51 +58,84 @@ func parseMeta(f *fields) (RequestMeta, *Error) {
 	w := &f.m
 	var m RequestMeta
 	var ok bool
-	if w.ProtocolVersion == nil {
+	if !w.ProtocolVersion.present() {
 		return m, metaError("params._meta is missing " + MetaProtocolVersion)
 	}
-	if m.ProtocolVersion, ok = unquote(w.ProtocolVersion); !ok {
+	if m.ProtocolVersion, ok = protocolVersion(f.raw(w.ProtocolVersion)); !ok {
 		return m, metaError(MetaProtocolVersion + " must be a string")
 	}
-	if w.ClientCapabilities == nil {
+	if !w.ClientCapabilities.present() {
 		return m, metaError("params._meta is missing " + MetaClientCapabilities)
 	}
-	if kindOf(w.ClientCapabilities) != '{' {
+	m.ClientCapabilities = f.raw(w.ClientCapabilities)
+	if kindOf(m.ClientCapabilities) != '{' {
 		return m, metaError(MetaClientCapabilities + " must be an object")
 	}
-	m.ClientCapabilities = w.ClientCapabilities
-	if w.ClientInfo != nil {
+	if w.ClientInfo.present() {
 		if !f.clientInfoObject {
 			return m, metaError(MetaClientInfo + " must be an object with name and version")
 		}
-		name, ok1 := unquote(f.clientInfo.Name)
-		version, ok2 := unquote(f.clientInfo.Version)
+		name, ok1 := unquote(f.raw(f.clientInfo.Name))
+		version, ok2 := unquote(f.raw(f.clientInfo.Version))
 		if !ok1 || !ok2 {
 			return m, metaError(MetaClientInfo + " must have string name and version")
 		}
 		m.ClientInfo = Implementation{Name: name, Version: version}
 	}
-	if w.LogLevel != nil {
-		if m.LogLevel, ok = unquote(w.LogLevel); !ok || !logLevels[m.LogLevel] {
+	if w.LogLevel.present() {
+		if m.LogLevel, ok = logLevel(f.raw(w.LogLevel)); !ok {
 			return m, metaError(MetaLogLevel + " must be a logging level")
 		}
 	}
-	if w.ProgressToken != nil {
-		if k := kindOf(w.ProgressToken); k != '"' && k != '0' {
+	if w.ProgressToken.present() {
+		m.ProgressToken = f.raw(w.ProgressToken)
+		if k := kindOf(m.ProgressToken); k != '"' && k != '0' {
 			return m, metaError("progressToken must be a string or a number")
 		}
-		m.ProgressToken = w.ProgressToken
 	}
-	if m.Traceparent, ok = optionalString(w.Traceparent); !ok {
+	if m.Traceparent, ok = optionalString(f.raw(w.Traceparent)); !ok {
 		return m, metaError("traceparent must be a string")
 	}
-	if m.Tracestate, ok = optionalString(w.Tracestate); !ok {
+	if m.Tracestate, ok = optionalString(f.raw(w.Tracestate)); !ok {
 		return m, metaError("tracestate must be a string")
 	}
-	if m.Baggage, ok = optionalString(w.Baggage); !ok {
+	if m.Baggage, ok = optionalString(f.raw(w.Baggage)); !ok {
 		return m, metaError("baggage must be a string")
 	}
 	return m, nil
+}
+
+// protocolVersion unquotes the protocol version of a `_meta`. A supported
+// revision, the version nearly every request names, comes back as the
+// string of SupportedVersions: comparing the bytes with a string allocates
+// nothing, where unquote copies them into a new string per request unless
+// its own short list of constants names them. Any other string (escaped,
+// or a revision we do not serve) is unquoted.
+func protocolVersion(v RawJSON) (string, bool) {
+	if inner, ok := plainString(v); ok {
+		for _, known := range SupportedVersions {
+			if string(inner) == known {
+				return known, true
+			}
+		}
+	}
+	return unquote(v)
+}
+
+// logLevel returns the logging level v names, as logLevels' own string, and
+// false when v is not a string naming one. A level sent without escapes is
+// looked up by its bytes, which allocates nothing.
+func logLevel(v RawJSON) (string, bool) {
+	if inner, ok := plainString(v); ok {
+		level, ok := logLevels[string(inner)]
+		return level, ok
+	}
+	s, ok := unquote(v)
+	if !ok {
+		return "", false
+	}
+	level, ok := logLevels[s]
+	return level, ok
 }
 
 // optionalString unquotes an optional string member: "" and true when absent.

@@ -17,14 +17,63 @@ type oracle struct {
 	body []byte
 }
 
+// oracleFields are fields as they were before spans, each member a slice of
+// the body (nil when absent): what the oracle writes, and what expand turns
+// scan's fields into, so that the two compare member by member.
+type oracleFields struct {
+	jsonrpc, id, method, params, result, error RawJSON
+
+	// Set when params is an object.
+	paramsObject                                      bool
+	meta, name, uri, arguments, cursor, legacyVersion RawJSON
+
+	// Set when params._meta is an object.
+	metaObject bool
+	m          oracleMeta
+
+	// Set when _meta's clientInfo is an object.
+	clientInfoObject bool
+	clientInfo       oracleImplementation
+}
+
+// oracleMeta is wireMeta with slices for spans.
+type oracleMeta struct {
+	ProtocolVersion, ClientCapabilities, ClientInfo, LogLevel, ProgressToken RawJSON
+	Traceparent, Tracestate, Baggage                                         RawJSON
+}
+
+// oracleImplementation is wireImplementation with slices for spans.
+type oracleImplementation struct {
+	Name, Version RawJSON
+}
+
+// expand returns what f holds in the oracle's form, every member read
+// through f.raw, the accessor the package reads them with.
+func expand(f *fields) *oracleFields {
+	o := new(oracleFields)
+	o.jsonrpc, o.id, o.method = f.raw(f.jsonrpc), f.raw(f.id), f.raw(f.method)
+	o.params, o.result, o.error = f.raw(f.params), f.raw(f.result), f.raw(f.error)
+	o.paramsObject = f.paramsObject
+	o.meta, o.name, o.uri = f.raw(f.meta), f.raw(f.name), f.raw(f.uri)
+	o.arguments, o.cursor, o.legacyVersion = f.raw(f.arguments), f.raw(f.cursor), f.raw(f.legacyVersion)
+	o.metaObject = f.metaObject
+	w := &f.m
+	o.m.ProtocolVersion, o.m.ClientCapabilities = f.raw(w.ProtocolVersion), f.raw(w.ClientCapabilities)
+	o.m.ClientInfo, o.m.LogLevel, o.m.ProgressToken = f.raw(w.ClientInfo), f.raw(w.LogLevel), f.raw(w.ProgressToken)
+	o.m.Traceparent, o.m.Tracestate, o.m.Baggage = f.raw(w.Traceparent), f.raw(w.Tracestate), f.raw(w.Baggage)
+	o.clientInfoObject = f.clientInfoObject
+	o.clientInfo.Name, o.clientInfo.Version = f.raw(f.clientInfo.Name), f.raw(f.clientInfo.Version)
+	return o
+}
+
 // oracleScan is scan, done by the oracle.
-func oracleScan(body []byte, f *fields) error {
+func oracleScan(body []byte, f *oracleFields) error {
 	s := &oracle{dec: jsontext.NewDecoder(bytes.NewBuffer(body)), body: body}
 	return s.message(f)
 }
 
 // oracleScanParams is scanParams, done by the oracle.
-func oracleScanParams(params []byte, f *fields) error {
+func oracleScanParams(params []byte, f *oracleFields) error {
 	s := &oracle{dec: jsontext.NewDecoder(bytes.NewBuffer(params)), body: params}
 	if s.dec.PeekKind() != '{' {
 		return s.value(&f.params)
@@ -35,7 +84,7 @@ func oracleScanParams(params []byte, f *fields) error {
 
 var errOracleTrailing = &jsontext.SyntacticError{}
 
-func (s *oracle) message(f *fields) error {
+func (s *oracle) message(f *oracleFields) error {
 	err := s.object(func(name []byte) error {
 		switch string(name) {
 		case "jsonrpc":
@@ -69,7 +118,7 @@ func (s *oracle) message(f *fields) error {
 	return nil
 }
 
-func (s *oracle) paramsObject(f *fields) error {
+func (s *oracle) paramsObject(f *oracleFields) error {
 	start := s.dec.InputOffset()
 	err := s.object(func(name []byte) error {
 		switch string(name) {
@@ -96,7 +145,7 @@ func (s *oracle) paramsObject(f *fields) error {
 	return err
 }
 
-func (s *oracle) metaObject(f *fields) error {
+func (s *oracle) metaObject(f *oracleFields) error {
 	start := s.dec.InputOffset()
 	m := &f.m
 	err := s.object(func(name []byte) error {

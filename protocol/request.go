@@ -44,7 +44,8 @@ func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
 func ParseRequest(m Message) (*Request, *Error) {
 	f := m.fields
 	if f == nil {
-		// A Message not made by Parse: read its params the same way.
+		// A Message not made by Parse: read its params the same way (a
+		// params too long for fields' offsets is refused as malformed).
 		f = new(fields)
 		if m.Params != nil {
 			if err := scanParams(m.Params, f); err != nil {
@@ -52,14 +53,14 @@ func ParseRequest(m Message) (*Request, *Error) {
 			}
 		}
 	}
-	if f.params != nil && !f.paramsObject {
+	if f.params.present() && !f.paramsObject {
 		if m.Method == MethodInitialize {
 			return nil, UnsupportedVersion("")
 		}
 		return nil, metaError("params must be an object")
 	}
-	if m.Method == MethodInitialize && !(f.metaObject && f.m.ProtocolVersion != nil) {
-		requested, _ := unquote(f.legacyVersion)
+	if m.Method == MethodInitialize && !(f.metaObject && f.m.ProtocolVersion.present()) {
+		requested, _ := unquote(f.raw(f.legacyVersion))
 		return nil, UnsupportedVersion(requested)
 	}
 	meta, err := parseMeta(f)
@@ -70,9 +71,9 @@ func ParseRequest(m Message) (*Request, *Error) {
 		ID:        m.ID,
 		Method:    m.Method,
 		Meta:      meta,
-		Name:      f.name,
-		URI:       f.uri,
-		Arguments: f.arguments,
-		Cursor:    f.cursor,
+		Name:      f.raw(f.name),
+		URI:       f.raw(f.uri),
+		Arguments: f.raw(f.arguments),
+		Cursor:    f.raw(f.cursor),
 	}, nil
 }

@@ -2,50 +2,11 @@ package protocol
 
 import "sync"
 
-// fields are the members of a message the server reads, found in one pass
-// over the body: the top level, params, params._meta and its clientInfo.
-// Every value is a slice of the body as sent (nil when absent), so nothing
-// is copied or decoded twice; the body must outlive the message, as a
-// request's body does.
-//
-// One strict lexer (lex.go) does the whole pass: duplicate names (compared
-// after unescaping), invalid UTF-8, lone surrogates, nesting past MaxDepth
-// and trailing data are syntax errors wherever they are, including inside
-// members the server never reads. Shape (a params that is not an object) is
-// recorded, not judged: Parse and ParseRequest decide what it means.
-type fields struct {
-	jsonrpc, id, method, params, result, error RawJSON
-
-	// Set when params is an object.
-	paramsObject                                      bool
-	meta, name, uri, arguments, cursor, legacyVersion RawJSON
-
-	// Set when params._meta is an object.
-	metaObject bool
-	m          wireMeta
-
-	// Set when _meta's clientInfo is an object.
-	clientInfoObject bool
-	clientInfo       wireImplementation
-}
-
-// wireMeta is a request `_meta` envelope, every member kept raw.
-type wireMeta struct {
-	ProtocolVersion, ClientCapabilities, ClientInfo, LogLevel, ProgressToken RawJSON
-	Traceparent, Tracestate, Baggage                                         RawJSON
-}
-
-// wireImplementation is a `_meta` clientInfo object, its members kept raw.
-type wireImplementation struct {
-	Name, Version RawJSON
-}
-
 // scanner walks one body with a lexer. Scanners are pooled: a lexer keeps
 // its stacks and scratch space from one body to the next, so scanning an
 // ordinary request allocates nothing.
 type scanner struct {
-	lex  lexer
-	body []byte
+	lex lexer
 }
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
@@ -53,17 +14,20 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 // withScanner runs read with a pooled scanner set on body.
 func withScanner(body []byte, read func(*scanner) error) error {
 	s := scanners.Get().(*scanner)
-	s.body = body
 	s.lex.reset(body)
 	err := read(s)
-	s.body = nil
 	s.lex.release()
 	scanners.Put(s)
 	return err
 }
 
-// scan reads body, an object, into f. Any error is a syntax error.
+// scan reads body, an object, into f. Any error is a syntax error, or
+// errBodyTooLong for a body past maxSpanBody, which it does not read.
 func scan(body []byte, f *fields) error {
+	if !fitsSpans(body) {
+		return errBodyTooLong
+	}
+	f.body = body
 	return withScanner(body, func(s *scanner) error { return s.message(f) })
 }
 
@@ -196,25 +160,29 @@ func (s *scanner) object(member func(name []byte) error) error {
 	}
 }
 
-// value reads the next value into *dst as a slice of the body.
-func (s *scanner) value(dst *RawJSON) error {
+// value reads the next value into *dst as its span of the body.
+func (s *scanner) value(dst *span) error {
 	start, end, err := s.lex.value()
 	if err != nil {
 		return err
 	}
-	*dst = RawJSON(s.body[start:end:end])
+	*dst = spanOf(start, end)
 	return nil
 }
 
-// trimmed returns the body from start, the offset of an opening brace the
+// trimmed returns the span from start, the offset of an opening brace the
 // caller peeked at, to the lexer's offset: the object just read.
-func (s *scanner) trimmed(start int) RawJSON {
-	end := s.lex.pos
-	return RawJSON(s.body[start:end:end])
+func (s *scanner) trimmed(start int) span {
+	return spanOf(start, s.lex.pos)
 }
 
-// scanParams reads a params value alone into f.
+// scanParams reads a params value alone into f, as scan reads a body; the
+// spans are offsets into params.
 func scanParams(params []byte, f *fields) error {
+	if !fitsSpans(params) {
+		return errBodyTooLong
+	}
+	f.body = params
 	return withScanner(params, func(s *scanner) error {
 		if s.lex.peek() != '{' {
 			return s.value(&f.params)
