@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +29,13 @@ type Call struct {
 	// which cannot take that answer from Ask before the tool returns.
 	Late LateWriter
 
-	reply    chan Answer
+	// The answer: claimed once (answered), then published under mu, which
+	// also guards wake, made only for a requester that has to wait.
 	answered atomic.Bool
+	mu       sync.Mutex
+	ready    bool
+	result   Answer
+	wake     chan struct{}
 
 	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
 	// deadline; prev, next, due and watched belong to the watchdog.
@@ -63,16 +69,52 @@ func (c *Call) StreamProgress(token protocol.RawJSON, send func(notification []b
 
 // NewCall returns a Call ready to be asked.
 func NewCall(ctx context.Context, req *protocol.Request, tool *tools.Tool, op *telemetry.Op) *Call {
-	return &Call{Ctx: ctx, Request: req, Tool: tool, Op: op, reply: make(chan Answer, 1)}
+	return &Call{Ctx: ctx, Request: req, Tool: tool, Op: op}
 }
 
 // answer delivers a, unless the call was answered already: exactly one
 // answer reaches the requester, whether it comes from the method, from the
 // containment strategy, or from the deadline backstop. It never blocks.
+//
+// There is no reply channel: the method almost always answers on the
+// requester's own goroutine (see System.New), where a channel would cost an
+// allocation and a send and a receive for nothing. A requester that must
+// wait makes one (await).
 func (c *Call) answer(a Answer) bool {
 	if !c.answered.CompareAndSwap(false, true) {
 		return false
 	}
-	c.reply <- a
+	c.mu.Lock()
+	c.result, c.ready = a, true
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		close(wake)
+	}
 	return true
+}
+
+// await returns the call's answer, waiting for it until done is closed;
+// false when done was first.
+func (c *Call) await(done <-chan struct{}) (Answer, bool) {
+	c.mu.Lock()
+	if c.ready {
+		a := c.result
+		c.mu.Unlock()
+		return a, true
+	}
+	if c.wake == nil {
+		c.wake = make(chan struct{})
+	}
+	wake := c.wake
+	c.mu.Unlock()
+	select {
+	case <-wake:
+		c.mu.Lock()
+		a := c.result
+		c.mu.Unlock()
+		return a, true
+	case <-done:
+		return Answer{}, false
+	}
 }

@@ -139,11 +139,13 @@ var (
 // that happens inside the tool is a result (DESIGN §5).
 func (t *tables) callTool(c *Call) Answer {
 	req := c.Request
-	name, ok := req.NameString()
-	if !ok {
-		return errorAnswer(req.ID, errName)
-	}
 	if c.Tool == nil {
+		// The front names the tool (by the name's bytes, making no string);
+		// without one, the name is decoded here only to say what is wrong.
+		name, ok := req.NameString()
+		if !ok {
+			return errorAnswer(req.ID, errName)
+		}
 		return errorAnswer(req.ID, protocol.Errorf(protocol.CodeInvalidParams, "Unknown tool: "+truncate(name, 128)))
 	}
 	if req.Arguments != nil && req.Arguments[0] != '{' {

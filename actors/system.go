@@ -166,7 +166,7 @@ func New(cfg Config) (*System, error) {
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
-	// The watchdog's answer goes to the reply channel, for Ask when the
+	// The watchdog's answer goes to the call, for Ask when the
 	// tool returns at last (its own answer then finds the call answered and
 	// is dropped), and to call.Late, which writes it now.
 	s.watchdog = newWatchdog(func(c *Call) {
@@ -219,7 +219,7 @@ func (s *System) Ask(call *Call) (Answer, error) {
 			defer s.watchdog.forget(call)
 		}
 		// The worker runs on this goroutine (see New): Send returns once
-		// the tool has, with the answer in call.reply.
+		// the tool has, with the call answered.
 		s.sys.Root.Send(s.calls.get(), call)
 		if err := parent.Err(); err != nil {
 			// The client went away while the tool ran: nobody reads.
@@ -228,19 +228,12 @@ func (s *System) Ask(call *Call) (Answer, error) {
 	} else {
 		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
 	}
-	select {
-	case a := <-call.reply:
+	// Answered by now, unless a restart or a stop raced the message and
+	// another goroutine runs the worker's mailbox: then await waits.
+	if a, ok := call.await(parent.Done()); ok {
 		return a, nil
-	default:
 	}
-	// Not answered on this goroutine: a restart or a stop raced the
-	// message, and another goroutine runs the worker's mailbox.
-	select {
-	case a := <-call.reply:
-		return a, nil
-	case <-parent.Done():
-		return Answer{}, parent.Err()
-	}
+	return Answer{}, parent.Err()
 }
 
 // Shutdown stops every actor; a second call does nothing. Calls still
