@@ -17,9 +17,11 @@ fuzztime="${FUZZTIME:-20s}"
 # package  target (go test -fuzz takes one target of one package at a time)
 targets=(
 	"./protocol FuzzParse"
+	"./protocol FuzzScanDifferential"
 	"./protocol FuzzDecodeHeaderValue"
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
+	"./tools FuzzFastSchema"
 )
 
 for t in "${targets[@]}"; do
