@@ -38,11 +38,12 @@ type Call struct {
 	wake     chan struct{}
 
 	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
-	// deadline; prev, next, due and watched belong to the watchdog.
+	// deadline; prev, next, due, watched and shard belong to the watchdog.
 	tctx       toolContext
 	prev, next *Call
 	due        time.Time
 	watched    bool
+	shard      uint8
 }
 
 // LateWriter writes an answer that the requester's goroutine cannot, being

@@ -161,7 +161,7 @@ func New(cfg Config) (*System, error) {
 	// their guardian: a fault restarts the worker and returns it to the pool.
 	// The producer reads s.callMethod at each (re)start, so tests can put a
 	// faulting method in its place.
-	s.calls = &callPool{maxIdle: maxIdleCallWorkers, stop: func(pid *actor.PID) { s.sys.Root.Stop(pid) }}
+	s.calls = newCallPool(shardCount(), maxIdleCallWorkers, nil, func(pid *actor.PID) { s.sys.Root.Stop(pid) })
 	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
@@ -169,7 +169,7 @@ func New(cfg Config) (*System, error) {
 	// The watchdog's answer goes to the call, for Ask when the
 	// tool returns at last (its own answer then finds the call answered and
 	// is dropped), and to call.Late, which writes it now.
-	s.watchdog = newWatchdog(func(c *Call) {
+	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
 		a := s.tables.deadlineAnswer(c)
 		if c.answer(a) && c.Late != nil {
 			c.Late.WriteLate(a)

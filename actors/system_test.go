@@ -175,6 +175,7 @@ func TestCallPoolBounded(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
 	s.calls.maxIdle = 4
+	s.calls.shards = make([]callShard, 1) // the bound exactly; TestCallPoolShards has many
 	release := make(chan struct{})
 	s.callMethod = func(c *Call) Answer { <-release; return resultAnswer(c.Request.ID, []byte(`{}`)) }
 	var wg sync.WaitGroup
@@ -185,10 +186,7 @@ func TestCallPoolBounded(t *testing.T) {
 	close(release)
 	wg.Wait()
 	time.Sleep(100 * time.Millisecond)
-	s.calls.mu.Lock()
-	idle := len(s.calls.idle)
-	s.calls.mu.Unlock()
-	if idle != 4 {
-		t.Errorf("idle workers = %d, want 4", idle)
+	if idle := s.calls.idleCount(); idle != 4 {
+		t.Errorf("idle workers = %d, want 4", s.calls.idleCount())
 	}
 }

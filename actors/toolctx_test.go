@@ -135,7 +135,7 @@ func TestToolContextRelease(t *testing.T) {
 // others, and forgotten calls are never answered.
 func TestWatchdogSweep(t *testing.T) {
 	var answered []*Call
-	w := &watchdog{wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: func(c *Call) { answered = append(answered, c) }}
+	w := &watchdog{shards: make([]watchShard, 4), wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: func(c *Call) { answered = append(answered, c) }}
 	now := time.Now()
 	calls := make([]*Call, 4)
 	for i := range calls {
@@ -162,7 +162,7 @@ func TestWatchdogSweep(t *testing.T) {
 // reported and does not end the process.
 func TestWatchdogContainsPanics(t *testing.T) {
 	var got any
-	w := &watchdog{wake: make(chan struct{}, 1), done: make(chan struct{}),
+	w := &watchdog{shards: make([]watchShard, 1), wake: make(chan struct{}, 1), done: make(chan struct{}),
 		overdue: func(*Call) { panic("boom") }, fault: func(r any) { got = r }}
 	c := &Call{}
 	c.tctx.deadline = time.Now().Add(-deadlineGrace)
@@ -170,5 +170,35 @@ func TestWatchdogContainsPanics(t *testing.T) {
 	w.sweep(time.Now())
 	if got != "boom" {
 		t.Fatalf("fault got %v", got)
+	}
+}
+
+// TestWatchdogWakes: the goroutine sleeps once nothing is watched, and the
+// next call watched wakes it, however many times that happens.
+func TestWatchdogWakes(t *testing.T) {
+	t.Parallel()
+	answered := make(chan *Call, 1)
+	w := newWatchdog(4, func(c *Call) { answered <- c }, nil)
+	defer w.close()
+	for round := range 3 {
+		c := &Call{}
+		c.tctx.deadline = time.Now().Add(-deadlineGrace)
+		w.watch(c)
+		select {
+		case got := <-answered:
+			if got != c {
+				t.Fatalf("round %d: answered another call", round)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: an overdue call was not answered", round)
+		}
+		// Let the next sweep find nothing, so the goroutine goes to sleep.
+		deadline := time.Now().Add(10 * time.Second)
+		for !w.sleeping.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the watchdog never went to sleep", round)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,16 +17,18 @@ const watchdogTick = 100 * time.Millisecond
 // and its own answer, when it comes, is dropped.
 //
 // One goroutine watches every call, instead of a timer per call: the calls
-// in flight are an intrusive list (Call.prev/next, no allocation), entered
-// and left under one mutex, and scanned every watchdogTick. The goroutine
-// sleeps without a ticker only once a scan finds the list empty, and only
-// the first call after that wakes it: under load, when the list empties and
-// fills between every two calls, waking it each time would cost a context
-// switch per call (measured: the tail at 256 connections grew tenfold).
+// in flight are intrusive lists (Call.prev/next, no allocation), one per
+// shard (see shards.go), each entered and left under its own mutex, and all
+// scanned every watchdogTick. The goroutine sleeps without a ticker only
+// once a scan finds every list empty, and only the first call after that
+// wakes it: under load, when the lists empty and fill between every two
+// calls, waking it each time would cost a context switch per call
+// (measured: the p99 at 256 connections grew tenfold).
 type watchdog struct {
-	mu       sync.Mutex
-	head     *Call
-	sleeping bool // run waits on wake; mu guards it
+	shards []watchShard
+	// sleeping: run waits on wake. Set by run, cleared by the one watch
+	// that wakes it (see sleep for why no call can be missed).
+	sleeping atomic.Bool
 	wake     chan struct{}
 	done     chan struct{}
 	// overdue answers a call the watchdog gave up on.
@@ -35,8 +38,15 @@ type watchdog struct {
 	stop  sync.Once
 }
 
-func newWatchdog(overdue func(*Call), fault func(any)) *watchdog {
-	w := &watchdog{sleeping: true, wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: overdue, fault: fault}
+type watchShard struct {
+	mu   sync.Mutex
+	head *Call
+	_    cacheLinePad
+}
+
+func newWatchdog(shards int, overdue func(*Call), fault func(any)) *watchdog {
+	w := &watchdog{shards: make([]watchShard, shards), wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: overdue, fault: fault}
+	w.sleeping.Store(true)
 	go w.run()
 	return w
 }
@@ -44,17 +54,19 @@ func newWatchdog(overdue func(*Call), fault func(any)) *watchdog {
 // watch adds c, due at c's tool deadline plus the grace.
 func (w *watchdog) watch(c *Call) {
 	c.due = c.tctx.deadline.Add(deadlineGrace)
-	w.mu.Lock()
-	c.prev, c.next = nil, w.head
-	if w.head != nil {
-		w.head.prev = c
+	c.shard = uint8(pickShard(len(w.shards)))
+	s := &w.shards[c.shard]
+	s.mu.Lock()
+	c.prev, c.next = nil, s.head
+	if s.head != nil {
+		s.head.prev = c
 	}
-	w.head = c
+	s.head = c
 	c.watched = true
-	wake := w.sleeping
-	w.sleeping = false
-	w.mu.Unlock()
-	if wake {
+	s.mu.Unlock()
+	// A load first: under load the flag stays false, and its cache line
+	// is only read.
+	if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -64,20 +76,21 @@ func (w *watchdog) watch(c *Call) {
 
 // forget removes c, when its call is answered or abandoned.
 func (w *watchdog) forget(c *Call) {
-	w.mu.Lock()
-	w.unlink(c)
-	w.mu.Unlock()
+	s := &w.shards[c.shard]
+	s.mu.Lock()
+	s.unlink(c)
+	s.mu.Unlock()
 }
 
 // unlink removes c from the list; mu is held.
-func (w *watchdog) unlink(c *Call) {
+func (s *watchShard) unlink(c *Call) {
 	if !c.watched {
 		return
 	}
 	if c.prev != nil {
 		c.prev.next = c.next
 	} else {
-		w.head = c.next
+		s.head = c.next
 	}
 	if c.next != nil {
 		c.next.prev = c.prev
@@ -100,7 +113,7 @@ func (w *watchdog) run() {
 				t.Stop()
 				return
 			}
-			if !w.sweep(time.Now()) {
+			if !w.sweep(time.Now()) && w.sleep() {
 				break
 			}
 		}
@@ -108,23 +121,52 @@ func (w *watchdog) run() {
 	}
 }
 
-// sweep answers every call due by now and reports whether calls remain;
-// when none do, the watchdog is marked sleeping in the same critical
-// section, so a call watched after it wakes the goroutine again.
+// sleep marks the watchdog sleeping, after a sweep found nothing to watch,
+// and reports whether it may sleep. A call watched meanwhile either sees the
+// mark and wakes the goroutine, or was linked before the mark, and then the
+// second look finds it: the mark is set before that look, and a watch links
+// before it reads the mark.
+func (w *watchdog) sleep() bool {
+	w.sleeping.Store(true)
+	if !w.anyWatched() {
+		return true
+	}
+	// Keep ticking, unless a watch has already cleared the mark: its wake
+	// is on the channel, and run will take it at once.
+	return !w.sleeping.CompareAndSwap(true, false)
+}
+
+func (w *watchdog) anyWatched() bool {
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		found := s.head != nil
+		s.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// sweep answers every call due by now and reports whether calls remain.
 func (w *watchdog) sweep(now time.Time) bool {
 	var late []*Call
-	w.mu.Lock()
-	for c := w.head; c != nil; {
-		next := c.next
-		if !now.Before(c.due) {
-			w.unlink(c)
-			late = append(late, c)
+	more := false
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		for c := s.head; c != nil; {
+			next := c.next
+			if !now.Before(c.due) {
+				s.unlink(c)
+				late = append(late, c)
+			}
+			c = next
 		}
-		c = next
+		more = more || s.head != nil
+		s.mu.Unlock()
 	}
-	more := w.head != nil
-	w.sleeping = !more
-	w.mu.Unlock()
 	for _, c := range late {
 		w.answer(c)
 	}
