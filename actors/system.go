@@ -169,14 +169,26 @@ func New(cfg Config) (*System, error) {
 	// The watchdog's answer goes to the call, for Ask when the
 	// tool returns at last (its own answer then finds the call answered and
 	// is dropped), and to call.Late, which writes it now.
+	overdueFault := func(r any) {
+		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+	}
 	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
 		a := s.tables.deadlineAnswer(c)
 		if c.answer(a) && c.Late != nil {
-			c.Late.WriteLate(a)
+			// On a goroutine of its own: a client that does not read can
+			// hold a write up to the write timeout, and the watchdog must
+			// not wait on it while other tools are overdue. Rare: only
+			// tools that ignore their deadline come here.
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						overdueFault(r)
+					}
+				}()
+				c.Late.WriteLate(a)
+			}()
 		}
-	}, func(r any) {
-		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-	})
+	}, overdueFault)
 	return s, nil
 }
 
