@@ -36,6 +36,8 @@ type callShard struct {
 	_    cacheLinePad
 }
 
+// newCallPool returns a pool of shards shards (a power of two, as
+// shardCount gives) keeping up to maxIdle idle workers in all.
 func newCallPool(shards, maxIdle int, spawn func() *actor.PID, stop func(*actor.PID)) *callPool {
 	return &callPool{shards: make([]callShard, shards), maxIdle: maxIdle, spawn: spawn, stop: stop}
 }

@@ -44,6 +44,9 @@ type watchShard struct {
 	_    cacheLinePad
 }
 
+// newWatchdog starts a watchdog of shards shards (a power of two, as
+// shardCount gives, and at most 256: Call.shard is a byte) and its
+// goroutine; close stops it.
 func newWatchdog(shards int, overdue func(*Call), fault func(any)) *watchdog {
 	w := &watchdog{shards: make([]watchShard, shards), wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: overdue, fault: fault}
 	w.sleeping.Store(true)
