@@ -181,13 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// Stage 8: the send; after it only telemetry runs.
-		if len(answer.Body) <= bufferedAnswer {
-			// It goes into net/http's buffer whole and cannot block here; the
-			// flush happens after the handler has let go of its place.
-			writeJSON(w, http.StatusOK, answer.Body)
-		} else {
-			h.bounded(w, func() { writeJSON(w, http.StatusOK, answer.Body) })
-		}
+		h.writeAnswer(w, answer.Body)
 		op.End(r.Context(), answer.Code, answer.ToolError)
 		return
 	}
@@ -248,6 +242,18 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // the handler returns (its chunking threshold), so writing it never blocks
 // on a client that does not read.
 const bufferedAnswer = 2048
+
+// writeAnswer writes body as a 200 JSON answer. One that fits net/http's
+// buffer goes into it whole and cannot block here (the flush happens after
+// the handler has let go of its place); a larger one is written under the
+// write deadline.
+func (h *Handler) writeAnswer(w http.ResponseWriter, body []byte) {
+	if len(body) <= bufferedAnswer {
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	h.bounded(w, func() { writeJSON(w, http.StatusOK, body) })
+}
 
 // bounded runs write under the write deadline, then lifts it: the
 // connection lives on for the next request of a keep-alive client, and

@@ -43,16 +43,11 @@ func (p *responder) answer(body []byte) {
 		return
 	}
 	p.over = true
-	switch {
-	case p.stream != nil:
+	if p.stream != nil {
 		p.stream.send(body)
-	case len(body) <= bufferedAnswer:
-		// It goes into net/http's buffer whole and cannot block here; the
-		// flush happens after the handler has let go of its place.
-		writeJSON(p.w, http.StatusOK, body)
-	default:
-		p.h.bounded(p.w, func() { writeJSON(p.w, http.StatusOK, body) })
+		return
 	}
+	p.h.writeAnswer(p.w, body)
 }
 
 // WriteLate writes the watchdog's answer while the tool still holds the
