@@ -111,3 +111,19 @@ func TestInterned(t *testing.T) {
 		t.Errorf("level: %v allocations", n)
 	}
 }
+
+// TestNameBytes: a name without escapes comes back as its bytes; an
+// escaped one, a non-string and a malformed value (a Request is a plain
+// struct, its Name need not come from the lexer) do not.
+func TestNameBytes(t *testing.T) {
+	for raw, want := range map[string]string{`"echo"`: "echo", `""`: ""} {
+		if got, ok := (&Request{Name: RawJSON(raw)}).NameBytes(); !ok || string(got) != want {
+			t.Errorf("NameBytes(%s) = %q, %v; want %q", raw, got, ok, want)
+		}
+	}
+	for _, raw := range []string{`"e\u0063ho"`, `42`, `"`, `"echo`, ``} {
+		if got, ok := (&Request{Name: RawJSON(raw)}).NameBytes(); ok {
+			t.Errorf("NameBytes(%s) = %q, true; want false", raw, got)
+		}
+	}
+}

@@ -71,7 +71,10 @@ func unquote(v RawJSON) (string, bool) {
 // look up without unquoting (and allocating) it. It reports false for any
 // other value, an escaped string included.
 func plainString(v RawJSON) ([]byte, bool) {
-	if len(v) == 0 || v[0] != '"' {
+	// Both quotes are checked, not only the first: a RawJSON need not come
+	// from the lexer (Request is a plain struct), and a lone `"` must not
+	// slice past its end.
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return nil, false
 	}
 	inner := v[1 : len(v)-1]

@@ -31,6 +31,12 @@ type Request struct {
 // NameString returns params.name when it is a JSON string.
 func (r *Request) NameString() (string, bool) { return unquote(r.Name) }
 
+// NameBytes returns params.name's bytes when it is a JSON string without
+// escapes: then they are the name itself, and a caller can look the name up
+// without making a string of it. It reports false otherwise, an escaped
+// name included (NameString decodes that one).
+func (r *Request) NameBytes() ([]byte, bool) { return plainString(r.Name) }
+
 // CursorString returns params.cursor when it is a JSON string.
 func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
 

@@ -19,7 +19,7 @@ func (h *Handler) checkFields(r *http.Request, call *actors.Call) *rejection {
 		return reject(StageProtocol, http.StatusBadRequest, perr)
 	}
 	if req.Method == protocol.MethodToolsCall {
-		if call.Tool = h.toolNamed(req.Name); call.Tool != nil {
+		if call.Tool = h.toolNamed(req); call.Tool != nil {
 			call.Op.SetTool(call.Tool.Name())
 		} else if name, ok := req.NameString(); ok {
 			// A name the server does not know is recorded as _OTHER: span
@@ -46,17 +46,12 @@ func (h *Handler) checkFields(r *http.Request, call *actors.Call) *rejection {
 // toolNamed returns the tool a params.name without escapes names, looked
 // up by its bytes (no string is made for a known name); nil otherwise, and
 // the caller decodes the name the long way.
-func (h *Handler) toolNamed(name protocol.RawJSON) *tools.Tool {
-	if len(name) < 2 || name[0] != '"' || name[len(name)-1] != '"' {
+func (h *Handler) toolNamed(req *protocol.Request) *tools.Tool {
+	name, ok := req.NameBytes()
+	if !ok {
 		return nil
 	}
-	inner := name[1 : len(name)-1]
-	for _, c := range inner {
-		if c == '\\' || c < 0x20 {
-			return nil
-		}
-	}
-	return h.sys.Tool(string(inner))
+	return h.sys.Tool(string(name))
 }
 
 // checkParamHeaders checks each x-mcp-header argument of the tool against
