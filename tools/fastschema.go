@@ -261,7 +261,7 @@ func compileFastObject(m map[string]any, depth int) (*fastNode, bool) {
 		if !ok {
 			return nil, false
 		}
-		i := n.lookup(name)
+		i := slices.IndexFunc(n.names, func(f fastName) bool { return f.name == name })
 		if i < 0 {
 			i = len(n.names)
 			n.names = append(n.names, fastName{name: name})
@@ -343,24 +343,9 @@ func fastBound(v any) (int64, bool) {
 	return n, err == nil
 }
 
-// lookup returns the index of name in n.names, or -1.
-func (n *fastNode) lookup(name string) int {
-	if n.index != nil {
-		if i, ok := n.index[name]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range n.names {
-		if n.names[i].name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// lookupBytes is lookup for a name in the instance. Go does not allocate
-// for string(name) used as a map key or in a comparison.
+// lookupBytes returns the index in n.names of a member name of the
+// instance, or -1. Go does not allocate for string(name) used as a map key
+// or in a comparison.
 func (n *fastNode) lookupBytes(name []byte) int {
 	if n.index != nil {
 		if i, ok := n.index[string(name)]; ok {
