@@ -21,7 +21,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/telemetry/otlptest"
+	"github.com/wymcp/wymcp/internal/telemetry/otlptest"
 	"github.com/wymcp/wymcp/tools"
 )
 

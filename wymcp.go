@@ -19,11 +19,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/wymcp/wymcp/actors"
+	"github.com/wymcp/wymcp/internal/actors"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/telemetry"
+	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/tools"
-	"github.com/wymcp/wymcp/transport"
+	"github.com/wymcp/wymcp/internal/transport"
 )
 
 // Implementation names the server: it goes in every result's _meta.

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/wymcp/wymcp/internal/strictjson"
+
 // Content is one block of a tool result: *TextContent, *ImageContent,
 // *AudioContent, *ResourceLink or *EmbeddedResource. Each encodes itself
 // with its "type" member, so a zero-value literal is a valid block.
@@ -118,27 +120,27 @@ type wireEmbedded struct {
 
 // MarshalJSON implements json.Marshaler.
 func (c *TextContent) MarshalJSON() ([]byte, error) {
-	return Marshal(wireText{"text", c.Text, c.Annotations, c.Meta})
+	return strictjson.Marshal(wireText{"text", c.Text, c.Annotations, c.Meta})
 }
 
 // MarshalJSON implements json.Marshaler.
 func (c *ImageContent) MarshalJSON() ([]byte, error) {
-	return Marshal(wireMedia{"image", c.Data, c.MimeType, c.Annotations, c.Meta})
+	return strictjson.Marshal(wireMedia{"image", c.Data, c.MimeType, c.Annotations, c.Meta})
 }
 
 // MarshalJSON implements json.Marshaler.
 func (c *AudioContent) MarshalJSON() ([]byte, error) {
-	return Marshal(wireMedia{"audio", c.Data, c.MimeType, c.Annotations, c.Meta})
+	return strictjson.Marshal(wireMedia{"audio", c.Data, c.MimeType, c.Annotations, c.Meta})
 }
 
 // MarshalJSON implements json.Marshaler.
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return Marshal(wireLink{"resource_link", c.URI, c.Name, c.Title, c.Description, c.MimeType, c.Size, c.Icons, c.Annotations, c.Meta})
+	return strictjson.Marshal(wireLink{"resource_link", c.URI, c.Name, c.Title, c.Description, c.MimeType, c.Size, c.Icons, c.Annotations, c.Meta})
 }
 
 // MarshalJSON implements json.Marshaler.
 func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
-	return Marshal(wireEmbedded{"resource", c.Resource, c.Annotations, c.Meta})
+	return strictjson.Marshal(wireEmbedded{"resource", c.Resource, c.Annotations, c.Meta})
 }
 
 // CallToolResult is the result of tools/call (resultType and _meta are

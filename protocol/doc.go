@@ -1,23 +1,12 @@
-// Package protocol owns the wire of MCP revision 2026-07-28 for a tools-only
-// server: JSON-RPC 2.0 messages and their classification, the per-request
-// `_meta` envelope, the HTTP header rules of SEP-2243, the error catalogue
-// of DESIGN §5, and the result envelopes.
+// Package protocol holds the MCP 2026-07-28 values a tool author builds and
+// reads: the result of a tool call ([CallToolResult]) and its content blocks
+// ([TextContent], [ImageContent], [AudioContent], [ResourceLink],
+// [EmbeddedResource]), the description of a tool as tools/list shows it
+// ([Tool], [ToolAnnotations], [Icon]), the server's own name
+// ([Implementation]), and [RawJSON] for values kept as their bytes.
 //
-// It is pure: no I/O, no goroutines, no package state that changes. Every
-// other wymcp package builds on it; it imports none of them.
-//
-// # Strict JSON
-//
-// Every byte that enters the server is decoded here, once, by the only JSON
-// wrapper in wymcp (json.go). Decoding is strict — duplicate member names,
-// invalid UTF-8 and lone surrogates are parse errors, member names match
-// case-sensitively, nesting is bounded — because a gateway in front of us, the
-// HTTP headers that mirror the body, and this server must all read the same
-// message. A lenient parser that lets the last duplicate `method` win is a
-// parser differential, and a parser differential is a security bug.
-//
-// Request bodies are read by a hand-written lexer (lex.go, names.go) in one
-// pass that allocates nothing; it accepts exactly what goccy/go-json's
-// strict mode accepts, which the differential fuzz targets check on every
-// input. Everything else (tool arguments, answers) goes through go-json.
+// Each type encodes to its wire form as the 2026-07-28 schema spells it.
+// The server's side of the wire (reading requests, the header rules, the
+// error catalogue, the envelopes) is not here: it is wymcp's machinery, in
+// internal packages, and an embedder never handles it.
 package protocol

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -108,7 +109,7 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 	// when it is not sure, the full path gives the answer and the message.
 	if t.fastInput == nil || !t.fastInput.accept(args) {
 		var instance any
-		if err := protocol.Unmarshal(args, &instance); err != nil {
+		if err := strictjson.Unmarshal(args, &instance); err != nil {
 			return t.invalid("arguments are not valid JSON")
 		}
 		if msg := validate(t.input, instance); msg != "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -45,7 +46,7 @@ func TestTypedResult(t *testing.T) {
 	if got := text(t, out.Result); got != `{"text":"hi"}` {
 		t.Errorf("text %q", got)
 	}
-	b, err := protocol.Marshal(out.Result)
+	b, err := strictjson.Marshal(out.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestNilResultIsEmpty(t *testing.T) {
 	tool := tools.Must(tools.NewRaw("t", "d", []byte(`{"type":"object"}`),
 		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) { return nil, nil }))
 	out := tool.Call(t.Context(), nil)
-	b, err := protocol.Marshal(out.Result)
+	b, err := strictjson.Marshal(out.Result)
 	if err != nil || !strings.HasPrefix(string(b), `{"content":[]`) || out.Kind != tools.OutcomeOK {
 		t.Fatalf("result %s %v kind %v", b, err, out.Kind)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -42,7 +43,7 @@ func ExampleNewRaw() {
 			var in struct {
 				Text string `json:"text"`
 			}
-			if err := protocol.Unmarshal(args, &in); err != nil {
+			if err := strictjson.Unmarshal(args, &in); err != nil {
 				return nil, err
 			}
 			return protocol.TextResult(strings.ToUpper(in.Text)), nil

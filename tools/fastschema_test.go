@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -226,7 +228,7 @@ func fsCheck(t testing.TB, c fsCompiled, args []byte) bool {
 		return false
 	}
 	var inst any
-	if err := protocol.Unmarshal(args, &inst); err != nil {
+	if err := strictjson.Unmarshal(args, &inst); err != nil {
 		t.Fatalf("%s: fast path accepted %q, which does not decode: %v", c.name, args, err)
 	}
 	if msg := validate(c.full, inst); msg != "" {
@@ -455,7 +457,7 @@ func TestFastSchemaRandom(t *testing.T) {
 	for range n {
 		args := []byte(fsRandomObject(r, 0))
 		var inst any
-		decoded := protocol.Unmarshal(args, &inst) == nil
+		decoded := strictjson.Unmarshal(args, &inst) == nil
 		for _, c := range compiled {
 			if fsCheck(t, c, args) {
 				accepted++

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
 // HeaderParam is a tool argument that clients mirror in an HTTP header,
@@ -42,7 +42,7 @@ func parseHeaderParams(schema []byte) ([]HeaderParam, error) {
 		return nil, nil
 	}
 	var root any
-	if err := protocol.Unmarshal(schema, &root); err != nil {
+	if err := strictjson.Unmarshal(schema, &root); err != nil {
 		return nil, err
 	}
 	w := &headerWalk{seen: map[string]bool{}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-json/jsontext"
+
 	"github.com/wymcp/wymcp/protocol"
 )
 

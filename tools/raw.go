@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -56,7 +57,7 @@ func (t *Tool) checkOutput(v any) string {
 	b, ok := v.(protocol.RawJSON)
 	if !ok {
 		var err error
-		if b, err = protocol.Marshal(v); err != nil {
+		if b, err = strictjson.Marshal(v); err != nil {
 			return "it cannot be encoded as JSON"
 		}
 	}
@@ -64,7 +65,7 @@ func (t *Tool) checkOutput(v any) string {
 		return ""
 	}
 	var inst any
-	if err := protocol.Unmarshal(b, &inst); err != nil {
+	if err := strictjson.Unmarshal(b, &inst); err != nil {
 		return "it is not valid JSON"
 	}
 	return validate(t.output, inst)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 
 	json "github.com/goccy/go-json/v2"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -63,14 +65,14 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 	structured := output != nil
 	t.run = func(ctx context.Context, raw protocol.RawJSON) (*protocol.CallToolResult, bool, error) {
 		var in In
-		if err := protocol.Unmarshal(raw, &in); err != nil {
+		if err := strictjson.Unmarshal(raw, &in); err != nil {
 			return nil, true, decodeError(err)
 		}
 		out, err := fn(ctx, in)
 		if err != nil {
 			return nil, false, err
 		}
-		b, err := protocol.Marshal(out)
+		b, err := strictjson.Marshal(out)
 		if err != nil {
 			return nil, false, fmt.Errorf("Tool %s returned a result that cannot be encoded as JSON", name)
 		}

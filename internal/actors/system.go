@@ -1,0 +1,306 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// Config is what the method actors are built from. Zero values are the
+// defaults documented on each field.
+type Config struct {
+	// Info names the server in every result's _meta.
+	Info protocol.Implementation
+	// Instructions, when set, is returned by server/discover.
+	Instructions string
+	// Tools is the tool set, fixed for the server's life.
+	Tools []*tools.Tool
+	// PageSize is the number of tools per tools/list page; 0 means
+	// DefaultPageSize.
+	PageSize int
+	// TTL is the ttlMs of server/discover and tools/list results; 0 means
+	// DefaultTTL, a negative value means 0 (immediately stale).
+	TTL time.Duration
+	// CacheScope is the cacheScope of results: wire.CacheScopePublic or
+	// wire.CacheScopePrivate (use private when the list depends on the
+	// caller's authorization). "" means public.
+	CacheScope string
+	// CursorSecret keys the tools/list cursors' MAC. Replicas that share a
+	// tool set and a secret accept each other's cursors.
+	CursorSecret []byte
+	// Logger receives protoactor's own warnings and faults that carry no
+	// request; nil means slog.Default().
+	Logger *slog.Logger
+	// Workers is the pool size of each precomputed method; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Defaults of Config.
+const (
+	DefaultPageSize = 100
+	DefaultTTL      = 5 * time.Minute
+)
+
+// maxIdleCallWorkers bounds the idle tools/call workers kept for the next
+// burst (~850 bytes each).
+const maxIdleCallWorkers = 1024
+
+// deadlineGrace is how long past a tool's deadline the front waits before
+// answering for a tool that ignores its context (DESIGN §4: nothing holds a
+// reply forever).
+const deadlineGrace = time.Second
+
+// methodFunc answers one call. It runs inside an actor; a panic in it is
+// contained by the strategy.
+type methodFunc func(*Call) Answer
+
+// System is the actor system of one server.
+type System struct {
+	sys        *actor.ActorSystem
+	supervisor *actor.PID
+	pools      map[string]*pool
+	// workerProps are the props of pool workers, kept for spawnPool.
+	workerProps *actor.Props
+	calls       *callPool
+	watchdog    *watchdog
+	callMethod  methodFunc
+	tables      *tables
+	tools       map[string]*tools.Tool
+	logger      *slog.Logger
+	stopOnce    sync.Once
+}
+
+type pool struct {
+	pids []*actor.PID
+	next atomic.Uint32
+}
+
+func (p *pool) pick() *actor.PID {
+	return p.pids[int(p.next.Add(1))%len(p.pids)]
+}
+
+// New builds the actor system, the supervisor and its method workers, and
+// precomputes the server/discover and tools/list answers.
+func New(cfg Config) (*System, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	byName := make(map[string]*tools.Tool, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		if t == nil {
+			return nil, errors.New("wymcp: nil tool")
+		}
+		if _, dup := byName[t.Name()]; dup {
+			return nil, fmt.Errorf("wymcp: duplicate tool name %q", t.Name())
+		}
+		byName[t.Name()] = t
+	}
+	tables, err := precompute(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &System{tools: byName, logger: logger, pools: map[string]*pool{}}
+	s.callMethod = tables.callTool
+	s.tables = tables
+
+	quiet := slog.New(levelFloor{h: logger.Handler(), min: slog.LevelWarn})
+	s.sys = actor.NewActorSystemWithConfig(&actor.Config{
+		DeadLetterThrottleInterval: time.Second,
+		DeadLetterThrottleCount:    3,
+		DeadLetterRequestLogging:   false,
+		DiagnosticsSerializer:      func(actor.Actor) string { return "" },
+		LoggerFactory:              func(*actor.ActorSystem) *slog.Logger { return quiet },
+	})
+	shrinkRegistry(s.sys)
+
+	// Method workers run on the goroutine that sends to them: the request's
+	// own, which would otherwise only wait. For server/discover and
+	// tools/list the work is copying bytes; for tools/call it is the tool,
+	// which may block, but each call leases a worker of its own (callPool),
+	// so a blocked tool holds only its own request. The hand-off to another
+	// goroutine cost ~1 µs and two context switches per call and made the
+	// tail under load (bench/). The supervisor, whose work is spawning and
+	// restarting, gets goroutines from a pooled dispatcher.
+	inline := actor.NewSynchronizedDispatcher(300)
+	dispatcher := newPooledDispatcher(300, 30*time.Second)
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workerProps := actor.PropsFromProducer(func() actor.Actor { return methodActor{} },
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline))
+	supProps := actor.PropsFromProducer(func() actor.Actor { return supervisorActor{} },
+		actor.WithSupervisor(&containment{logger: logger}), actor.WithDispatcher(dispatcher))
+	s.supervisor = s.sys.Root.Spawn(supProps)
+
+	methods := map[string]methodFunc{
+		wire.MethodDiscover:  tables.discover,
+		wire.MethodToolsList: tables.listTools,
+	}
+	s.workerProps = workerProps
+	for name, fn := range methods {
+		if err := s.spawnPool(name, workers, fn); err != nil {
+			s.sys.Shutdown()
+			return nil, err
+		}
+	}
+	// Call workers are supervised by the same containment strategy, as
+	// their guardian: a fault restarts the worker and returns it to the pool.
+	// The producer reads s.callMethod at each (re)start, so tests can put a
+	// faulting method in its place.
+	s.calls = newCallPool(shardCount(), maxIdleCallWorkers, nil, func(pid *actor.PID) { s.sys.Root.Stop(pid) })
+	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
+		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
+		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
+	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
+	// The watchdog's answer goes to the call, for Ask when the
+	// tool returns at last (its own answer then finds the call answered and
+	// is dropped), and to call.Late, which writes it now.
+	overdueFault := func(r any) {
+		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+	}
+	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
+		a := s.tables.deadlineAnswer(c)
+		if c.answer(a) && c.Late != nil {
+			// On a goroutine of its own: a client that does not read can
+			// hold a write up to the write timeout, and the watchdog must
+			// not wait on it while other tools are overdue. Rare: only
+			// tools that ignore their deadline come here.
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						overdueFault(r)
+					}
+				}()
+				c.Late.WriteLate(a)
+			}()
+		}
+	}, overdueFault)
+	return s, nil
+}
+
+// spawnPool has the supervisor start n workers answering method with fn.
+func (s *System) spawnPool(method string, n int, fn methodFunc) error {
+	res, err := s.sys.Root.RequestFuture(s.supervisor,
+		&spawnWorkers{n: n, props: s.workerProps, method: fn}, 10*time.Second).Result()
+	if err != nil {
+		return fmt.Errorf("wymcp: starting %s workers: %w", method, err)
+	}
+	s.pools[method] = &pool{pids: res.([]*actor.PID)}
+	return nil
+}
+
+// Tool returns the tool named name, or nil.
+func (s *System) Tool(name string) *tools.Tool { return s.tools[name] }
+
+// HasMethod reports whether method is in the method table.
+func (s *System) HasMethod(method string) bool {
+	return method == wire.MethodToolsCall || s.pools[method] != nil
+}
+
+// Ask has call answered by its method's actor and returns the answer, or
+// call.Ctx's error when the client went away first. A tools/call runs in a
+// worker of its own, the other methods in their method's pool; both run on
+// the calling goroutine. A tool that ignores its deadline is answered for
+// by the watchdog, through call.Late, while Ask still waits for it to
+// return. The caller must have checked HasMethod.
+func (s *System) Ask(call *Call) (Answer, error) {
+	parent := call.Ctx
+	if call.Request.Method == wire.MethodToolsCall {
+		if call.Tool != nil {
+			// The tool's deadline bounds its context here, once: the tool
+			// runner sees the deadline and sets no timer of its own, and the
+			// watchdog answers if the tool ignores it.
+			call.tctx.init(call.Ctx, call.Tool.Deadline())
+			defer call.tctx.release()
+			call.Ctx = &call.tctx
+			s.watchdog.watch(call)
+			defer s.watchdog.forget(call)
+		}
+		// The worker runs on this goroutine (see New): Send returns once
+		// the tool has, with the call answered.
+		s.sys.Root.Send(s.calls.get(), call)
+		if err := parent.Err(); err != nil {
+			// The client went away while the tool ran: nobody reads.
+			return Answer{}, err
+		}
+	} else {
+		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
+	}
+	// Answered by now, unless a restart or a stop raced the message and
+	// another goroutine runs the worker's mailbox: then await waits.
+	if a, ok := call.await(parent.Done()); ok {
+		return a, nil
+	}
+	return Answer{}, parent.Err()
+}
+
+// Shutdown stops every actor; a second call does nothing. Calls still
+// running lose their actors, so the front must first have drained them
+// (wymcp.Server.Shutdown does).
+func (s *System) Shutdown(context.Context) {
+	s.stopOnce.Do(func() {
+		s.watchdog.close()
+		s.sys.Shutdown()
+	})
+}
+
+// spawnWorkers asks the supervisor to start n workers of a method.
+type spawnWorkers struct {
+	n      int
+	props  *actor.Props
+	method methodFunc
+}
+
+// supervisorActor owns the method workers; its props carry the
+// containment strategy that handles their failures.
+type supervisorActor struct{}
+
+func (supervisorActor) Receive(c actor.Context) {
+	if m, ok := c.Message().(*spawnWorkers); ok {
+		pids := make([]*actor.PID, m.n)
+		for i := range pids {
+			fn := m.method
+			pids[i] = c.Spawn(m.props.Clone(actor.WithProducer(func() actor.Actor { return methodActor{fn: fn} })))
+		}
+		c.Respond(pids)
+	}
+}
+
+// methodActor is a pool worker of a precomputed method. It is stateless, so
+// a restart after a fault loses nothing.
+type methodActor struct{ fn methodFunc }
+
+func (a methodActor) Receive(c actor.Context) {
+	if call, ok := c.Message().(*Call); ok {
+		call.answer(a.fn(call))
+	}
+}
+
+// callActor runs one tools/call at a time, then returns itself to the
+// pool of idle call workers.
+type callActor struct {
+	fn   methodFunc
+	pool *callPool
+}
+
+func (a callActor) Receive(c actor.Context) {
+	if call, ok := c.Message().(*Call); ok {
+		call.answer(a.fn(call))
+		a.pool.put(c.Self())
+	}
+}

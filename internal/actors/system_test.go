@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/protocol"
+)
+
+func newTestSystem(t *testing.T) *System {
+	t.Helper()
+	s, err := New(Config{Info: protocol.Implementation{Name: "t", Version: "1"}, Logger: slog.New(slog.DiscardHandler), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
+}
+
+func ask(t *testing.T, s *System, method string, id int64) Answer {
+	t.Helper()
+	req := &wire.Request{ID: wire.NewIntID(id), Method: method}
+	a, err := s.Ask(NewCall(context.Background(), req, nil, nil))
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	return a
+}
+
+// TestPoolWorkerFaults: a pool worker that panics on every message is
+// answered -32603 with each request's id and restarted each time — a
+// thousand faults in a row, then the method still answers, and a method in
+// another pool was never affected. protoactor's default strategy would have
+// stopped the worker after the tenth.
+func TestPoolWorkerFaults(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	if err := s.spawnPool("test/panic", 2, func(c *Call) Answer {
+		if strings.HasSuffix(c.Request.ID.String(), "7") {
+			return resultAnswer(c.Request.ID, []byte(`{}`))
+		}
+		panic(fmt.Errorf("worker exploded on %s", c.Request.ID))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range int64(1000) {
+		wg.Go(func() {
+			a := ask(t, s, "test/panic", i)
+			if i%10 == 7 {
+				if a.Code != 0 {
+					t.Errorf("id %d: code %d, want a result", i, a.Code)
+				}
+				return
+			}
+			want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"}}`, i)
+			if string(a.Body) != want || a.Code != wire.CodeInternalError {
+				t.Errorf("id %d: %s", i, a.Body)
+			}
+		})
+	}
+	wg.Wait()
+	if a := ask(t, s, wire.MethodDiscover, 5); a.Code != 0 || !strings.Contains(string(a.Body), `"supportedVersions"`) {
+		t.Errorf("discover after the storm: %s", a.Body)
+	}
+}
+
+// TestStrategyNeverPanics: a failure whose message is not a well-formed
+// call (no request) is logged, and the directive still applied; a panic
+// inside the strategy would end the process when it runs as a guardian.
+func TestStrategyNeverPanics(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	strategy := &containment{stop: true, logger: slog.New(slog.DiscardHandler)}
+	sup := &recordingSupervisor{}
+	pid := actor.NewPID("local", "x")
+	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", &Call{}) // Request is nil
+	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", "not a call")
+	strategy.HandleFailure(s.sys, sup, pid, nil, nil, nil)
+	if sup.stopped != 3 {
+		t.Errorf("stopped %d children, want 3", sup.stopped)
+	}
+}
+
+type recordingSupervisor struct{ stopped, restarted int }
+
+func (r *recordingSupervisor) Children() []*actor.PID             { return nil }
+func (r *recordingSupervisor) EscalateFailure(any, any)           {}
+func (r *recordingSupervisor) RestartChildren(pids ...*actor.PID) { r.restarted += len(pids) }
+func (r *recordingSupervisor) StopChildren(pids ...*actor.PID)    { r.stopped += len(pids) }
+func (r *recordingSupervisor) ResumeChildren(...*actor.PID)       {}
+
+// TestAskCancelled: a requester whose context ends while its tool runs
+// gets the context's error, not the tool's answer (nothing is written for a
+// client that left); the tool, running on the requester's goroutine, sees
+// the cancellation. One that ignores it holds its requester until it
+// returns (the in-flight bound counts it), and is still not answered.
+func TestAskCancelled(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.callMethod = func(c *Call) Answer {
+		cancel()
+		<-c.Ctx.Done()
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
+	req := &wire.Request{ID: wire.NewIntID(1), Method: wire.MethodToolsCall}
+	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+
+	// A system of its own: the first one's idle worker keeps the first tool.
+	s = newTestSystem(t)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	s.callMethod = func(c *Call) Answer {
+		cancel2()
+		time.Sleep(50 * time.Millisecond) // ignores its context
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
+	start := time.Now()
+	if _, err := s.Ask(NewCall(ctx2, req, nil, nil)); err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("Ask returned after %v, before the tool did", d)
+	}
+}
+
+func registrySize(s *System) int {
+	n := 0
+	for _, m := range s.sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += m.Count()
+	}
+	return n
+}
+
+// TestCallWorkersReused: sequential calls, faulting or not, reuse one idle
+// worker instead of adding actors to the process registry.
+func TestCallWorkersReused(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	s.callMethod = func(c *Call) Answer {
+		if c.Request.ID.String() == "13" {
+			panic("call fault")
+		}
+		return resultAnswer(c.Request.ID, []byte(`{}`))
+	}
+	// The first call registers the guardian of call workers, for good.
+	ask(t, s, wire.MethodToolsCall, 0)
+	time.Sleep(50 * time.Millisecond)
+	before := registrySize(s)
+	for i := range int64(500) {
+		a := ask(t, s, wire.MethodToolsCall, i%20)
+		if (i%20 == 13) != (a.Code == wire.CodeInternalError) {
+			t.Fatalf("id %d: %s", i%20, a.Body)
+		}
+	}
+	// A restarted worker returns to the pool once its restart is handled.
+	time.Sleep(50 * time.Millisecond)
+	if after := registrySize(s); after > before+1 {
+		t.Errorf("registry grew from %d to %d entries", before, after)
+	}
+}
+
+// TestCallPoolBounded: a burst grows the pool; afterwards at most
+// maxIdleCallWorkers stay, the rest are stopped.
+func TestCallPoolBounded(t *testing.T) {
+	t.Parallel()
+	s := newTestSystem(t)
+	s.calls.maxIdle = 4
+	s.calls.shards = make([]callShard, 1) // the bound exactly; TestCallPoolShards has many
+	release := make(chan struct{})
+	s.callMethod = func(c *Call) Answer { <-release; return resultAnswer(c.Request.ID, []byte(`{}`)) }
+	var wg sync.WaitGroup
+	for i := range int64(20) {
+		wg.Go(func() { ask(t, s, wire.MethodToolsCall, i) })
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond)
+	if idle := s.calls.idleCount(); idle != 4 {
+		t.Errorf("idle workers = %d, want 4", s.calls.idleCount())
+	}
+}

@@ -1,0 +1,209 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wymcp/wymcp/internal/wire"
+)
+
+// now is time.Now, named so the clock reads stand out on the hot path.
+var now = time.Now
+
+// Op is the record of one message: its span, and what its answer was.
+//
+// The request goroutine calls Start, SetTool, Reject and End; Fault may be
+// called from the actor that answers (the supervisor's strategy, the tool
+// runner). Fault must happen before the answer is handed to the request
+// goroutine: a span takes no events once End has run.
+type Op struct {
+	o          *Observer
+	span       trace.Span
+	method     string
+	tool       string
+	unknown    bool // tool is not one the server serves
+	version    string
+	netVersion string
+	timed      bool
+	start      time.Time
+
+	mu    sync.Mutex
+	ended bool
+}
+
+// Span returns the message's span (a no-op span when tracing is off).
+func (op *Op) Span() trace.Span { return op.span }
+
+// SetTool names the tool of a tools/call: the span becomes
+// "tools/call <name>" and carries gen_ai.tool.name and
+// gen_ai.operation.name=execute_tool. Call it only with the name of a tool
+// the server serves; see SetUnknownTool.
+func (op *Op) SetTool(name string) {
+	op.tool = name
+	if op.span.IsRecording() {
+		op.span.SetName(spanMethod(op.method) + " " + name)
+		op.span.SetAttributes(
+			attribute.String(keyToolName, name),
+			attribute.String(keyOperationName, "execute_tool"))
+	}
+}
+
+// SetUnknownTool records the name a tools/call asked for when the server has
+// no such tool. The span keeps its name ("tools/call") and the metrics say
+// "_OTHER": the name is the client's choice, and naming spans after it would
+// let any client mint unbounded span names and metric series.
+func (op *Op) SetUnknownTool(name string) {
+	op.tool, op.unknown = name, true
+	if op.span.IsRecording() {
+		op.span.SetAttributes(
+			attribute.String(keyToolName, truncate(name)),
+			attribute.String(keyOperationName, "execute_tool"))
+	}
+}
+
+// Reject records a rejection on the span and the rejections counter:
+// stage names the request-path stage that answered (DESIGN §3).
+func (op *Op) Reject(ctx context.Context, stage string, status int, code wire.Code) {
+	op.o.Reject(ctx, stage, status, code)
+	if op.span.IsRecording() {
+		op.span.SetAttributes(
+			attribute.String(keyRejectionStage, stage),
+			attribute.Int(keyHTTPStatus, status))
+	}
+}
+
+// Fault records a contained fault: an "exception" event with the crash
+// reason's type, message and full stack (not the SDK's 2 KB capture), span
+// status Error, and one slog record at Error carrying the same fields with
+// the trace and span ids. where names the containment ("supervisor",
+// "tool", "authenticator"); stack is the stack taken inside the recover.
+func (op *Op) Fault(ctx context.Context, where string, reason any, stack []byte) {
+	typ, msg := describe(reason)
+	st := string(stack)
+	sc := op.span.SpanContext()
+	if op.span.IsRecording() {
+		op.span.AddEvent("exception", trace.WithAttributes(
+			attribute.String("exception.type", typ),
+			attribute.String("exception.message", msg),
+			attribute.String("exception.stacktrace", st),
+			attribute.String(keyContainment, where)))
+		op.span.SetStatus(codes.Error, msg)
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
+		slog.String("containment", where),
+		slog.String(keyMethodName, truncate(op.method)))
+	if op.tool != "" {
+		attrs = append(attrs, slog.String(keyToolName, truncate(op.tool)))
+	}
+	attrs = append(attrs,
+		slog.String("exception.type", typ),
+		slog.String("exception.message", msg),
+		slog.String("exception.stacktrace", st))
+	if sc.IsValid() {
+		attrs = append(attrs,
+			slog.String("trace_id", sc.TraceID().String()),
+			slog.String("span_id", sc.SpanID().String()))
+	}
+	op.o.logger.LogAttrs(ctx, slog.LevelError, "wymcp: contained fault", attrs...)
+}
+
+// End closes the span with the answer: code is the JSON-RPC error code (0
+// for a result), toolError marks an isError result. error.type is set, and
+// the status is Error, iff the operation failed; the status description is
+// the error's fixed wire message. End also records
+// mcp.server.operation.duration. It is idempotent.
+func (op *Op) End(ctx context.Context, code wire.Code, toolError bool) {
+	op.mu.Lock()
+	if op.ended {
+		op.mu.Unlock()
+		return
+	}
+	op.ended = true
+	op.mu.Unlock()
+
+	var errType, status string
+	switch {
+	case code != 0:
+		errType, status = code.String(), code.Message()
+	case toolError:
+		errType, status = "tool_error", "tool_error"
+	}
+	if op.span.IsRecording() {
+		if code != 0 {
+			op.span.SetAttributes(attribute.String(keyRPCStatusCode, errType))
+		}
+		if errType != "" {
+			op.span.SetAttributes(attribute.String(keyErrorType, errType))
+			op.span.SetStatus(codes.Error, status)
+		}
+	}
+	op.span.End()
+
+	if !op.timed {
+		return
+	}
+	elapsed := time.Since(op.start).Seconds()
+	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs = append(attrs,
+		attribute.String(keyMethodName, spanMethod(op.method)),
+		attribute.String(keyNetTransport, "tcp"),
+		attribute.String(keyNetProtoName, "http"),
+		attribute.String(keyNetProtoVersion, op.netVersion))
+	if op.version != "" {
+		v := op.version
+		if !wire.IsSupportedVersion(v) {
+			v = otherValue
+		}
+		attrs = append(attrs, attribute.String(keyProtocolVersion, v))
+	}
+	if op.tool != "" {
+		tool := op.tool
+		if op.unknown {
+			tool = otherValue
+		}
+		attrs = append(attrs,
+			attribute.String(keyToolName, tool),
+			attribute.String(keyOperationName, "execute_tool"))
+	}
+	if errType != "" {
+		attrs = append(attrs, attribute.String(keyErrorType, errType))
+	}
+	if code != 0 {
+		attrs = append(attrs, attribute.String(keyRPCStatusCode, errType))
+	}
+	op.o.duration.Record(ctx, elapsed, metric.WithAttributes(attrs...))
+}
+
+// describe returns the type and message of a crash reason (a panic value).
+func describe(reason any) (typ, msg string) {
+	if err, ok := reason.(error); ok {
+		return typeName(err), err.Error()
+	}
+	return typeName(reason), fmt.Sprint(reason)
+}
+
+// typeName is the crash reason's Go type, package-qualified
+// ("*errors.errorString", "runtime.boundsError", "string").
+func typeName(v any) string {
+	if v == nil {
+		return "<nil>"
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer && t.Name() == "" && t.Elem().PkgPath() != "" {
+		return "*" + t.Elem().PkgPath() + "." + t.Elem().Name()
+	}
+	if t.PkgPath() == "" {
+		return t.String()
+	}
+	return t.PkgPath() + "." + t.Name()
+}

@@ -1,0 +1,85 @@
+package transport
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/wymcp/wymcp/internal/actors"
+)
+
+// responder writes the answer of one tools/call. A call's tool runs on the
+// request's goroutine, and two other goroutines may want to write while it
+// does: one of the tool's own, reporting progress to an SSE stream, and the
+// actors' watchdog, answering for a tool that ignores its deadline. The
+// responder serializes them: progress only before the answer, exactly one
+// answer, and nothing once the handler is returning (net/http forbids
+// touching the ResponseWriter after ServeHTTP returns).
+type responder struct {
+	h      *Handler
+	w      http.ResponseWriter
+	stream *sseWriter // nil: the answer is one JSON body
+
+	mu   sync.Mutex
+	over bool // an answer was written, or the handler is returning
+}
+
+var _ actors.LateWriter = (*responder)(nil)
+
+// progress writes one notification frame, if the stream is still open.
+func (p *responder) progress(notification []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.over {
+		p.stream.send(notification)
+	}
+}
+
+// answer writes body as the answer, unless one was written.
+func (p *responder) answer(body []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.over {
+		return
+	}
+	p.over = true
+	if p.stream != nil {
+		p.stream.send(body)
+		return
+	}
+	p.h.writeAnswer(p.w, body)
+}
+
+// WriteLate writes the watchdog's answer while the tool still holds the
+// request's goroutine, and flushes it: the handler, which would flush on
+// return, returns only when the tool does.
+func (p *responder) WriteLate(a actors.Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.over {
+		return
+	}
+	p.over = true
+	if p.stream != nil {
+		p.stream.send(a.Body)
+		return
+	}
+	// The length goes out with the headers: flushed before the handler
+	// returns, a body without one would be chunked, and the client would
+	// wait for the last chunk until the tool returned.
+	hdr := p.w.Header()
+	hdr["Content-Type"] = jsonContentType
+	hdr["Content-Length"] = []string{strconv.Itoa(len(a.Body))}
+	p.h.bounded(p.w, func() {
+		p.w.WriteHeader(http.StatusOK)
+		_, _ = p.w.Write(a.Body)
+		_ = http.NewResponseController(p.w).Flush()
+	})
+}
+
+// close ends the responder: from now on nothing is written.
+func (p *responder) close() {
+	p.mu.Lock()
+	p.over = true
+	p.mu.Unlock()
+}

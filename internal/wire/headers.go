@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"encoding/base64"
+	"strings"
+	"unicode/utf8"
+)
+
+// The MCP request headers of SEP-2243, in their canonical MIME form (the
+// keys net/http's Header map uses). Header names are case-insensitive on
+// the wire; values are case-sensitive.
+const (
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	// HeaderParamPrefix prefixes a tool argument mirrored by x-mcp-header.
+	HeaderParamPrefix = "Mcp-Param-"
+)
+
+// Header is the read side of an HTTP header map in canonical form
+// (net/http's Header converts to it without a copy).
+type Header = map[string][]string
+
+// CheckHeaders applies the header rules of DESIGN §5, in its row order:
+// MCP-Protocol-Version present and equal to the `_meta` version, Mcp-Method
+// present and equal to the method, Mcp-Name present and equal to params.name
+// (params.uri for resources/read) when the body has one. Each failure is
+// -32020. The Mcp-Param-* rows (which need the tool) and CheckVersion come
+// next; a header/body version mismatch is checked before the version is
+// judged because conformance requires -32020 for a mismatch even when the
+// body's version is also unsupported.
+func CheckHeaders(h Header, r *Request) *Error {
+	v, err := single(h, HeaderProtocolVersion)
+	if err != nil {
+		return err
+	}
+	if v == "" {
+		return headerError("the MCP-Protocol-Version header is required")
+	}
+	if v != r.Meta.ProtocolVersion {
+		return headerError("the MCP-Protocol-Version header does not match params._meta " + MetaProtocolVersion)
+	}
+	if v, err = single(h, HeaderMethod); err != nil {
+		return err
+	}
+	if v == "" {
+		return headerError("the Mcp-Method header is required")
+	}
+	if v != r.Method {
+		return headerError("the Mcp-Method header does not match the request method")
+	}
+	if body, ok := nameBearer(r); ok {
+		if v, err = single(h, HeaderName); err != nil {
+			return err
+		}
+		if v == "" {
+			return headerError("the Mcp-Name header is required")
+		}
+		got, ok := DecodeHeaderValue(v)
+		if !ok {
+			return headerError("the Mcp-Name header has an invalid Base64 value")
+		}
+		if got != body {
+			return headerError("the Mcp-Name header does not match the request body")
+		}
+	}
+	return nil
+}
+
+// CheckVersion answers -32022 when the request's revision (header and
+// `_meta` agree by now) is not one the server speaks.
+func CheckVersion(r *Request) *Error {
+	if !IsSupportedVersion(r.Meta.ProtocolVersion) {
+		return UnsupportedVersion(r.Meta.ProtocolVersion)
+	}
+	return nil
+}
+
+// nameBearer returns the body value Mcp-Name mirrors, if the method has one
+// and the body carries it as a string.
+func nameBearer(r *Request) (string, bool) {
+	switch r.Method {
+	case MethodToolsCall, "prompts/get":
+		return unquote(r.Name)
+	case "resources/read":
+		return unquote(r.URI)
+	}
+	return "", false
+}
+
+// HeaderValue returns the single value of a header with optional white
+// space trimmed (RFC 9110 OWS), "" when absent. A header sent more than once
+// is malformed (-32020): two values cannot both mirror one body member.
+func HeaderValue(h Header, key string) (string, *Error) { return single(h, key) }
+
+func single(h Header, key string) (string, *Error) {
+	vs := h[key]
+	switch len(vs) {
+	case 0:
+		return "", nil
+	case 1:
+		return strings.Trim(vs[0], " \t"), nil
+	}
+	return "", headerError("the " + key + " header must appear once")
+}
+
+// base64 sentinel of SEP-2243: a header value that cannot be sent as plain
+// ASCII is sent as =?base64?<Base64 of its UTF-8>?=.
+const (
+	sentinelPrefix = "=?base64?"
+	sentinelSuffix = "?="
+)
+
+// DecodeHeaderValue decodes a Mcp-Name or Mcp-Param-* value. A value with the
+// exact (lowercase) sentinel prefix and suffix is Base64-decoded with
+// standard padding; invalid Base64 or UTF-8 inside it is not ok. Any other
+// value, including one with only the prefix or only the suffix, is literal.
+func DecodeHeaderValue(v string) (string, bool) {
+	if len(v) < len(sentinelPrefix)+len(sentinelSuffix) ||
+		!strings.HasPrefix(v, sentinelPrefix) || !strings.HasSuffix(v, sentinelSuffix) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
+}
+
+func headerError(msg string) *Error {
+	return Errorf(CodeHeaderMismatch, "Header mismatch: "+msg)
+}

@@ -1,0 +1,108 @@
+package wire
+
+import (
+	"bytes"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
+)
+
+// Kind is what a message is, once classified (DESIGN §3 stage 2).
+type Kind uint8
+
+const (
+	// KindRequest is a JSON-RPC request: it has an id and wants an answer.
+	KindRequest Kind = iota + 1
+	// KindNotification has no id; over HTTP it is answered 202 Accepted and
+	// never reaches a method.
+	KindNotification
+)
+
+// Message is a classified client message: a request or a notification. The
+// other kinds (responses, batches, invalid objects) are refused by Parse.
+type Message struct {
+	Kind   Kind
+	ID     ID
+	Method string
+	// Params is the params member as sent; nil when absent.
+	Params RawJSON
+
+	// fields are what Parse found in the body, for ParseRequest.
+	fields *fields
+}
+
+// Parse decodes and classifies one HTTP body (DESIGN §3 stage 2).
+//
+// On failure it returns the *Error to answer and the id when it could be
+// read (the zero ID otherwise): -32700 for anything that is not one strict
+// JSON value (empty, truncated, duplicate member names, invalid UTF-8, lone
+// surrogates, nesting past MaxDepth); -32600 for valid JSON that is not a
+// single JSON-RPC 2.0 request or notification (a batch, a posted response,
+// a wrong jsonrpc member, a missing method, an id of the wrong type).
+func Parse(body []byte) (Message, ID, *Error) {
+	start := valueStart(body)
+	if start < 0 || body[start] != '{' {
+		// Not an object. Valid JSON (a batch array, a string…) is an
+		// invalid request; anything else cannot be parsed.
+		if len(bytes.TrimSpace(body)) == 0 || !strictjson.Valid(body) {
+			return Message{}, ID{}, errParse
+		}
+		return Message{}, ID{}, errNotObject
+	}
+	w := new(fields)
+	if err := scan(body, w); err != nil {
+		// What was read before the error is thrown away with w. A body too
+		// long for fields' offsets (errBodyTooLong, far past what the
+		// transport lets through) could not be read either: -32700 too.
+		return Message{}, ID{}, errParse
+	}
+	id, idOK := parseID(w.raw(w.id))
+	if !idOK {
+		// An id that is present but not a string or an integer cannot be echoed.
+		return Message{}, ID{}, errBadID
+	}
+	if v, ok := unquote(w.raw(w.jsonrpc)); !ok || v != "2.0" {
+		return Message{}, id, errNotJSONRPC
+	}
+	if w.result.present() || w.error.present() {
+		// Clients must not post responses: the server sends no requests.
+		return Message{}, id, errResponse
+	}
+	method, ok := unquote(w.raw(w.method))
+	if !ok {
+		return Message{}, id, errNoMethod
+	}
+	m := Message{Kind: KindRequest, ID: id, Method: method, Params: w.raw(w.params), fields: w}
+	if id.IsZero() {
+		m.Kind = KindNotification
+	}
+	return m, id, nil
+}
+
+var (
+	errParse      = Errorf(CodeParseError, "Parse error: the body must be one JSON value (strict: no duplicate member names, valid UTF-8)")
+	errNotObject  = Errorf(CodeInvalidRequest, "Invalid Request: the body must be a single JSON-RPC request or notification object (batches are not supported)")
+	errBadID      = Errorf(CodeInvalidRequest, "Invalid Request: id must be a string or an integer")
+	errNotJSONRPC = Errorf(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
+	errResponse   = Errorf(CodeInvalidRequest, "Invalid Request: clients must not send responses")
+	errNoMethod   = Errorf(CodeInvalidRequest, "Invalid Request: method must be a string")
+)
+
+// startsValue marks the bytes that can start a JSON value.
+var startsValue = func() (t [256]bool) {
+	for _, c := range []byte("{[\"tfn-0123456789") {
+		t[c] = true
+	}
+	return t
+}()
+
+// valueStart returns the index of the first byte of body that can start a
+// JSON value, or -1. It is bytes.IndexAny with that set, without building
+// the set on every call.
+func valueStart(body []byte) int {
+	for i, c := range body {
+		if startsValue[c] {
+			return i
+		}
+	}
+	return -1
+}

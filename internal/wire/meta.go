@@ -1,0 +1,153 @@
+package wire
+
+import "github.com/wymcp/wymcp/protocol"
+
+// The reserved `_meta` keys of a 2026-07-28 request (spec digest §1.1).
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// RequestMeta is a validated request `_meta` envelope.
+type RequestMeta struct {
+	// ProtocolVersion is the revision the client speaks on this request.
+	ProtocolVersion string
+	// ClientCapabilities is the capabilities object as sent (always an
+	// object). The server must not infer capabilities from other requests.
+	ClientCapabilities RawJSON
+	// ClientInfo is the client's protocol.Implementation; the zero value when omitted.
+	ClientInfo protocol.Implementation
+	// LogLevel is the requested logging level, "" when absent. Without it the
+	// server sends no notifications/message (SEP-2577).
+	LogLevel string
+	// ProgressToken is the progress token as sent (string or number); nil
+	// when the client did not opt in to notifications/progress.
+	ProgressToken RawJSON
+	// Traceparent, Tracestate and Baggage carry W3C trace context (SEP-414).
+	Traceparent, Tracestate, Baggage string
+}
+
+// HasCapability reports whether the client declared the top-level
+// capability name (e.g. "sampling") in this request's clientCapabilities.
+func (m *RequestMeta) HasCapability(name string) bool {
+	var caps map[string]RawJSON
+	if err := Unmarshal(m.ClientCapabilities, &caps); err != nil {
+		return false
+	}
+	v, ok := caps[name]
+	return ok && kindOf(v) == '{'
+}
+
+// logLevels are the LoggingLevel values of the schema (RFC 5424 names),
+// each mapped to itself: looking a level up yields the map's own string, so
+// a valid level is kept without allocating one (see logLevel).
+var logLevels = map[string]string{
+	"debug": "debug", "info": "info", "notice": "notice", "warning": "warning",
+	"error": "error", "critical": "critical", "alert": "alert", "emergency": "emergency",
+}
+
+// parseMeta validates the `_meta` envelope the scan found (DESIGN §5:
+// -32602, HTTP 400 on every failure). A present-but-malformed optional key
+// is as invalid as a missing required one: clients that send it mean
+// something by it.
+func parseMeta(f *fields) (RequestMeta, *Error) {
+	if !f.metaObject {
+		return RequestMeta{}, metaError("params._meta is required and must be an object")
+	}
+	w := &f.m
+	var m RequestMeta
+	var ok bool
+	if !w.ProtocolVersion.present() {
+		return m, metaError("params._meta is missing " + MetaProtocolVersion)
+	}
+	if m.ProtocolVersion, ok = protocolVersion(f.raw(w.ProtocolVersion)); !ok {
+		return m, metaError(MetaProtocolVersion + " must be a string")
+	}
+	if !w.ClientCapabilities.present() {
+		return m, metaError("params._meta is missing " + MetaClientCapabilities)
+	}
+	m.ClientCapabilities = f.raw(w.ClientCapabilities)
+	if kindOf(m.ClientCapabilities) != '{' {
+		return m, metaError(MetaClientCapabilities + " must be an object")
+	}
+	if w.ClientInfo.present() {
+		if !f.clientInfoObject {
+			return m, metaError(MetaClientInfo + " must be an object with name and version")
+		}
+		name, ok1 := unquote(f.raw(f.clientInfo.Name))
+		version, ok2 := unquote(f.raw(f.clientInfo.Version))
+		if !ok1 || !ok2 {
+			return m, metaError(MetaClientInfo + " must have string name and version")
+		}
+		m.ClientInfo = protocol.Implementation{Name: name, Version: version}
+	}
+	if w.LogLevel.present() {
+		if m.LogLevel, ok = logLevel(f.raw(w.LogLevel)); !ok {
+			return m, metaError(MetaLogLevel + " must be a logging level")
+		}
+	}
+	if w.ProgressToken.present() {
+		m.ProgressToken = f.raw(w.ProgressToken)
+		if k := kindOf(m.ProgressToken); k != '"' && k != '0' {
+			return m, metaError("progressToken must be a string or a number")
+		}
+	}
+	if m.Traceparent, ok = optionalString(f.raw(w.Traceparent)); !ok {
+		return m, metaError("traceparent must be a string")
+	}
+	if m.Tracestate, ok = optionalString(f.raw(w.Tracestate)); !ok {
+		return m, metaError("tracestate must be a string")
+	}
+	if m.Baggage, ok = optionalString(f.raw(w.Baggage)); !ok {
+		return m, metaError("baggage must be a string")
+	}
+	return m, nil
+}
+
+// protocolVersion unquotes the protocol version of a `_meta`. A supported
+// revision, the version nearly every request names, comes back as the
+// string of SupportedVersions: comparing the bytes with a string allocates
+// nothing, where unquote copies them into a new string per request unless
+// its own short list of constants names them. Any other string (escaped,
+// or a revision we do not serve) is unquoted.
+func protocolVersion(v RawJSON) (string, bool) {
+	if inner, ok := plainString(v); ok {
+		for _, known := range SupportedVersions {
+			if string(inner) == known {
+				return known, true
+			}
+		}
+	}
+	return unquote(v)
+}
+
+// logLevel returns the logging level v names, as logLevels' own string, and
+// false when v is not a string naming one. A level sent without escapes is
+// looked up by its bytes, which allocates nothing.
+func logLevel(v RawJSON) (string, bool) {
+	if inner, ok := plainString(v); ok {
+		level, ok := logLevels[string(inner)]
+		return level, ok
+	}
+	s, ok := unquote(v)
+	if !ok {
+		return "", false
+	}
+	level, ok := logLevels[s]
+	return level, ok
+}
+
+// optionalString unquotes an optional string member: "" and true when absent.
+func optionalString(v RawJSON) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	return unquote(v)
+}
+
+func metaError(msg string) *Error {
+	return Errorf(CodeInvalidParams, "Invalid params: "+msg)
+}

@@ -1,0 +1,85 @@
+package wire
+
+// The methods of the surface (DESIGN §1). Everything else is -32601/404.
+const (
+	MethodDiscover  = "server/discover"
+	MethodToolsList = "tools/list"
+	MethodToolsCall = "tools/call"
+	// MethodInitialize is the 2025 handshake, removed in 2026-07-28. Without
+	// a modern `_meta` it marks a legacy client (answered -32022); with one
+	// it is just an unknown method.
+	MethodInitialize = "initialize"
+)
+
+// Request is a request whose params passed the protocol-field stage: params
+// is an object (or absent) and `_meta` is a valid envelope. The members a
+// method reads are kept raw: it is the method's job to say -32602 about them.
+type Request struct {
+	ID     ID
+	Method string
+	Meta   RequestMeta
+	// Name is params.name as sent (tools/call, prompts/get); nil when absent.
+	Name RawJSON
+	// URI is params.uri as sent (resources/read); nil when absent.
+	URI RawJSON
+	// Arguments is params.arguments as sent (tools/call); nil when absent.
+	Arguments RawJSON
+	// Cursor is params.cursor as sent (tools/list); nil when absent.
+	Cursor RawJSON
+}
+
+// NameString returns params.name when it is a JSON string.
+func (r *Request) NameString() (string, bool) { return unquote(r.Name) }
+
+// NameBytes returns params.name's bytes when it is a JSON string without
+// escapes: then they are the name itself, and a caller can look the name up
+// without making a string of it. It reports false otherwise, an escaped
+// name included (NameString decodes that one).
+func (r *Request) NameBytes() ([]byte, bool) { return plainString(r.Name) }
+
+// CursorString returns params.cursor when it is a JSON string.
+func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
+
+// ParseRequest reads a request's params (DESIGN §3 stage 5, body side).
+//
+// A legacy initialize — one whose params carry no `_meta` protocol version —
+// is answered -32022 naming the supported versions and the version it asked
+// for (spec digest §1.6: a legacy client has no fall-forward, so the answer
+// must say what we speak). Any other request with missing or malformed
+// params or `_meta` is -32602; HTTP 400 for both.
+func ParseRequest(m Message) (*Request, *Error) {
+	f := m.fields
+	if f == nil {
+		// A Message not made by Parse: read its params the same way (a
+		// params too long for fields' offsets is refused as malformed).
+		f = new(fields)
+		if m.Params != nil {
+			if err := scanParams(m.Params, f); err != nil {
+				return nil, metaError("params is malformed")
+			}
+		}
+	}
+	if f.params.present() && !f.paramsObject {
+		if m.Method == MethodInitialize {
+			return nil, UnsupportedVersion("")
+		}
+		return nil, metaError("params must be an object")
+	}
+	if m.Method == MethodInitialize && !(f.metaObject && f.m.ProtocolVersion.present()) {
+		requested, _ := unquote(f.raw(f.legacyVersion))
+		return nil, UnsupportedVersion(requested)
+	}
+	meta, err := parseMeta(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{
+		ID:        m.ID,
+		Method:    m.Method,
+		Meta:      meta,
+		Name:      f.raw(f.name),
+		URI:       f.raw(f.uri),
+		Arguments: f.raw(f.arguments),
+		Cursor:    f.raw(f.cursor),
+	}, nil
+}

@@ -1,0 +1,80 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/protocol"
+)
+
+// TestAppendCallToolResult: the hand-written encoding of a tools/call answer
+// is valid JSON and means what the reflective encoding of the same result
+// means, for every kind of block and member.
+func TestAppendCallToolResult(t *testing.T) {
+	t.Parallel()
+	size := int64(12)
+	prio := 0.5
+	text := "line\n\"quoted\" <tag> & \u2028 é 😀 \x01"
+	results := []*protocol.CallToolResult{
+		{},
+		protocol.TextResult(text),
+		protocol.ErrorResult("failed"),
+		{Content: []protocol.Content{
+			&protocol.TextContent{Text: ""},
+			&protocol.TextContent{Text: "annotated", Annotations: &protocol.Annotations{Audience: []string{"user"}, Priority: &prio}},
+			&protocol.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MimeType: "image/png"},
+			&protocol.AudioContent{Data: []byte("RIFF"), MimeType: "audio/wav"},
+			&protocol.ResourceLink{URI: "file:///x", Name: "x", Size: &size},
+			&protocol.EmbeddedResource{Resource: protocol.ResourceContents{URI: "test://r", MimeType: "text/plain", Text: &text}},
+		}},
+		{Content: []protocol.Content{protocol.TextResult("{}").Content[0]}, StructuredContent: wire.RawJSON(`{"sum":5.5}`)},
+		{Content: []protocol.Content{}, StructuredContent: map[string]any{"b": 1, "a": []int{1, 2}}},
+	}
+	meta := wire.RawJSON(`{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
+	for i, r := range results {
+		got, err := wire.AppendCallToolResult(nil, wire.NewIntID(int64(i)), r, meta)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		var gotV map[string]any
+		if err := json.Unmarshal(got, &gotV); err != nil {
+			t.Fatalf("%d: invalid JSON %v: %s", i, err, got)
+		}
+		content := r.Content
+		if content == nil {
+			content = []protocol.Content{}
+		}
+		ref, err := wire.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			ID      int    `json:"id"`
+			Result  struct {
+				Content           []protocol.Content `json:"content"`
+				StructuredContent any                `json:"structuredContent,omitempty"`
+				IsError           bool               `json:"isError,omitzero"`
+				ResultType        string             `json:"resultType"`
+				Meta              wire.RawJSON       `json:"_meta"`
+			} `json:"result"`
+		}{"2.0", i, struct {
+			Content           []protocol.Content `json:"content"`
+			StructuredContent any                `json:"structuredContent,omitempty"`
+			IsError           bool               `json:"isError,omitzero"`
+			ResultType        string             `json:"resultType"`
+			Meta              wire.RawJSON       `json:"_meta"`
+		}{content, r.StructuredContent, r.IsError, "complete", meta}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refV map[string]any
+		if err := json.Unmarshal(ref, &refV); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotV, refV) {
+			t.Errorf("%d:\n got %s\nwant %s", i, got, ref)
+		}
+	}
+	if _, err := wire.AppendCallToolResult(nil, wire.ID{}, protocol.TextResult("\xff"), meta); err == nil {
+		t.Errorf("invalid UTF-8 text encoded without error")
+	}
+}

@@ -1,0 +1,36 @@
+package wire
+
+import "github.com/wymcp/wymcp/protocol"
+
+// ResultTypeComplete marks every ordinary result (2026-07-28 requires a
+// resultType on every result; "input_required" is the other value).
+const ResultTypeComplete = "complete"
+
+// Cache scopes of SEP-2549.
+const (
+	// CacheScopePublic: the result holds nothing specific to the caller.
+	CacheScopePublic = "public"
+	// CacheScopePrivate: reuse only within the same authorization context.
+	CacheScopePrivate = "private"
+)
+
+// DiscoverResult is the result of server/discover.
+type DiscoverResult struct {
+	ResultType        string   `json:"resultType"`
+	SupportedVersions []string `json:"supportedVersions"`
+	Capabilities      RawJSON  `json:"capabilities"`
+	Instructions      string   `json:"instructions,omitempty"`
+	TTLMs             int64    `json:"ttlMs"`
+	CacheScope        string   `json:"cacheScope"`
+	Meta              RawJSON  `json:"_meta"`
+}
+
+// ListToolsResult is one page of tools/list.
+type ListToolsResult struct {
+	ResultType string          `json:"resultType"`
+	Tools      []protocol.Tool `json:"tools"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	TTLMs      int64           `json:"ttlMs"`
+	CacheScope string          `json:"cacheScope"`
+	Meta       RawJSON         `json:"_meta"`
+}

@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"sync"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
+)
+
+// scanner walks one body with a lexer. Scanners are pooled: a lexer keeps
+// its stacks and scratch space from one body to the next, so scanning an
+// ordinary request allocates nothing.
+type scanner struct {
+	lex strictjson.Lexer
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// withScanner runs read with a pooled scanner set on body.
+func withScanner(body []byte, read func(*scanner) error) error {
+	s := scanners.Get().(*scanner)
+	s.lex.Reset(body)
+	err := read(s)
+	s.lex.Release()
+	scanners.Put(s)
+	return err
+}
+
+// scan reads body, an object, into f. Any error is a syntax error, or
+// errBodyTooLong for a body past maxSpanBody, which it does not read.
+func scan(body []byte, f *fields) error {
+	if !fitsSpans(body) {
+		return errBodyTooLong
+	}
+	f.body = body
+	return withScanner(body, func(s *scanner) error { return s.message(f) })
+}
+
+// message reads the top level of a message.
+func (s *scanner) message(f *fields) error {
+	err := s.object(func(name []byte) error {
+		switch string(name) {
+		case "jsonrpc":
+			return s.value(&f.jsonrpc)
+		case "id":
+			return s.value(&f.id)
+		case "method":
+			return s.value(&f.method)
+		case "result":
+			return s.value(&f.result)
+		case "error":
+			return s.value(&f.error)
+		case "params":
+			if s.lex.Peek() != '{' {
+				return s.value(&f.params)
+			}
+			f.paramsObject = true
+			return s.paramsObject(f)
+		}
+		return s.lex.Skip()
+	})
+	if err != nil {
+		return err
+	}
+	return s.lex.End() // nothing but white space after the object
+}
+
+func (s *scanner) paramsObject(f *fields) error {
+	start := s.lex.Pos()
+	err := s.object(func(name []byte) error {
+		switch string(name) {
+		case "_meta":
+			if s.lex.Peek() != '{' {
+				return s.value(&f.meta)
+			}
+			f.metaObject = true
+			return s.metaObject(f)
+		case "name":
+			return s.value(&f.name)
+		case "uri":
+			return s.value(&f.uri)
+		case "arguments":
+			return s.value(&f.arguments)
+		case "cursor":
+			return s.value(&f.cursor)
+		case "protocolVersion":
+			return s.value(&f.legacyVersion)
+		}
+		return s.lex.Skip()
+	})
+	f.params = s.trimmed(start)
+	return err
+}
+
+func (s *scanner) metaObject(f *fields) error {
+	start := s.lex.Pos()
+	m := &f.m
+	err := s.object(func(name []byte) error {
+		switch string(name) {
+		case MetaProtocolVersion:
+			return s.value(&m.ProtocolVersion)
+		case MetaClientCapabilities:
+			return s.value(&m.ClientCapabilities)
+		case MetaClientInfo:
+			if s.lex.Peek() != '{' {
+				return s.value(&m.ClientInfo)
+			}
+			f.clientInfoObject = true
+			ciStart := s.lex.Pos()
+			err := s.object(func(name []byte) error {
+				switch string(name) {
+				case "name":
+					return s.value(&f.clientInfo.Name)
+				case "version":
+					return s.value(&f.clientInfo.Version)
+				}
+				return s.lex.Skip()
+			})
+			m.ClientInfo = s.trimmed(ciStart)
+			return err
+		case MetaLogLevel:
+			return s.value(&m.LogLevel)
+		case "progressToken":
+			return s.value(&m.ProgressToken)
+		case "traceparent":
+			return s.value(&m.Traceparent)
+		case "tracestate":
+			return s.value(&m.Tracestate)
+		case "baggage":
+			return s.value(&m.Baggage)
+		}
+		return s.lex.Skip()
+	})
+	f.meta = s.trimmed(start)
+	return err
+}
+
+// object reads an object, calling member with each name (by meaning: an
+// escaped name is compared unescaped, "\u006dethod" is "method") and the
+// lexer before the member's value; member must read or skip that value.
+// The lexer has already refused a duplicate name.
+func (s *scanner) object(member func(name []byte) error) error {
+	if err := s.lex.OpenObject(); err != nil {
+		return err
+	}
+	for {
+		name, ok, err := s.lex.Member()
+		if !ok {
+			return err
+		}
+		if err := member(name); err != nil {
+			return err
+		}
+	}
+}
+
+// value reads the next value into *dst as its span of the body.
+func (s *scanner) value(dst *span) error {
+	start, end, err := s.lex.Value()
+	if err != nil {
+		return err
+	}
+	*dst = spanOf(start, end)
+	return nil
+}
+
+// trimmed returns the span from start, the offset of an opening brace the
+// caller peeked at, to the lexer's offset: the object just read.
+func (s *scanner) trimmed(start int) span {
+	return spanOf(start, s.lex.Pos())
+}
+
+// scanParams reads a params value alone into f, as scan reads a body; the
+// spans are offsets into params.
+func scanParams(params []byte, f *fields) error {
+	if !fitsSpans(params) {
+		return errBodyTooLong
+	}
+	f.body = params
+	return withScanner(params, func(s *scanner) error {
+		if s.lex.Peek() != '{' {
+			return s.value(&f.params)
+		}
+		f.paramsObject = true
+		return s.paramsObject(f)
+	})
+}
