@@ -20,8 +20,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/wymcp/wymcp"
-	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/internal/telemetry/otlptest"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 

@@ -20,10 +20,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wymcp/wymcp/internal/actors"
-	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/internal/telemetry"
-	"github.com/wymcp/wymcp/tools"
 	"github.com/wymcp/wymcp/internal/transport"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // Implementation names the server: it goes in every result's _meta.
