@@ -14,12 +14,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wymcp/wymcp/internal/actors"
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/transport"
 	"github.com/wymcp/wymcp/protocol"
@@ -31,11 +33,11 @@ type Implementation = protocol.Implementation
 
 // The defaults that zero fields of Options stand for.
 const (
-	DefaultPageSize     = actors.DefaultPageSize        // tools per tools/list page
-	DefaultCacheTTL     = actors.DefaultTTL             // ttlMs of server/discover and tools/list
-	DefaultMaxBodyBytes = transport.DefaultMaxBodyBytes // 4 MiB, the TypeScript SDK's limit
-	DefaultMaxInFlight  = transport.DefaultMaxInFlight  // requests answered at once
-	DefaultWriteTimeout = transport.DefaultWriteTimeout // time to send one answer
+	DefaultPageSize     = config.DefaultPageSize     // tools per tools/list page
+	DefaultCacheTTL     = config.DefaultCacheTTL     // ttlMs of server/discover and tools/list
+	DefaultMaxBodyBytes = config.DefaultMaxBodyBytes // 4 MiB, the TypeScript SDK's limit
+	DefaultMaxInFlight  = config.DefaultMaxInFlight  // requests answered at once
+	DefaultWriteTimeout = config.DefaultWriteTimeout // time to send one answer
 )
 
 // Options configures a Server. A nil *Options, and every zero field, means
@@ -96,40 +98,70 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 	if info.Name == "" || info.Version == "" {
 		return nil, errors.New("wymcp: the server Implementation needs a name and a version")
 	}
-	if opts == nil {
-		opts = &Options{}
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	obs := telemetry.New(telemetry.Config{
-		TracerProvider: opts.TracerProvider,
-		MeterProvider:  opts.MeterProvider,
-		Logger:         logger,
-	})
-	sys, err := actors.New(actors.Config{
-		Info:         info,
-		Instructions: opts.Instructions,
-		Tools:        ts,
-		PageSize:     opts.PageSize,
-		TTL:          opts.CacheTTL,
-		CursorSecret: opts.CursorSecret,
-		Logger:       logger,
-	})
+	set, err := tools.NewSet(ts...)
 	if err != nil {
 		return nil, err
 	}
-	h := transport.New(transport.Config{
-		System:         sys,
-		Observer:       obs,
-		MaxBodyBytes:   opts.MaxBodyBytes,
-		MaxInFlight:    opts.MaxInFlight,
-		WriteTimeout:   opts.WriteTimeout,
-		AllowedOrigins: opts.AllowedOrigins,
-		AllowedHosts:   opts.AllowedHosts,
-	})
+	cfg := opts.resolve(info, set)
+	sys, err := actors.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := transport.New(cfg, sys, telemetry.New(cfg))
 	return &Server{handler: h, system: sys}, nil
+}
+
+// resolve returns the configuration o stands for: every zero field replaced
+// by its default, once, here (a nil o is all defaults).
+func (o *Options) resolve(info Implementation, set *tools.Set) *config.Server {
+	if o == nil {
+		o = &Options{}
+	}
+	cfg := &config.Server{
+		Info:           info,
+		Instructions:   o.Instructions,
+		Tools:          set,
+		PageSize:       o.PageSize,
+		CacheTTL:       o.CacheTTL,
+		CursorSecret:   o.CursorSecret,
+		MaxBodyBytes:   o.MaxBodyBytes,
+		MaxInFlight:    int64(o.MaxInFlight),
+		WriteTimeout:   o.WriteTimeout,
+		AllowedOrigins: o.AllowedOrigins,
+		AllowedHosts:   o.AllowedHosts,
+		TracerProvider: o.TracerProvider,
+		MeterProvider:  o.MeterProvider,
+		Logger:         o.Logger,
+		Workers:        runtime.GOMAXPROCS(0),
+	}
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	switch {
+	case cfg.CacheTTL == 0:
+		cfg.CacheTTL = DefaultCacheTTL
+	case cfg.CacheTTL < 0:
+		cfg.CacheTTL = 0
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	switch {
+	case cfg.MaxInFlight == 0:
+		cfg.MaxInFlight = DefaultMaxInFlight
+	case cfg.MaxInFlight < 0:
+		cfg.MaxInFlight = 0 // unbounded
+	}
+	switch {
+	case cfg.WriteTimeout == 0:
+		cfg.WriteTimeout = DefaultWriteTimeout
+	case cfg.WriteTimeout < 0:
+		cfg.WriteTimeout = 0 // no bound
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
 }
 
 // ServeHTTP answers one MCP message.

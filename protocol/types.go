@@ -1,7 +1,7 @@
 package protocol
 
 // Implementation names a client or server (schema `Implementation`). The
-// server's goes in every result's _meta under MetaServerInfo.
+// server's goes in every result's _meta.
 type Implementation struct {
 	Name        string `json:"name"`
 	Version     string `json:"version"`
@@ -43,4 +43,19 @@ type Tool struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         map[string]any   `json:"_meta,omitempty"`
+}
+
+// HeaderParam is a tool argument that clients mirror in an HTTP header,
+// declared by "x-mcp-header": "<Name>" on a property of the input schema
+// (SEP-2243). A gateway can route on the header without parsing the body;
+// the server checks that the two agree (-32020 when they do not).
+type HeaderParam struct {
+	// Name is the header's suffix: the header is Mcp-Param-<Name>.
+	Name string
+	// Path is the argument's place: property names from the root object
+	// through nested "properties".
+	Path []string
+	// Type is the property's JSON Schema type: "string", "integer" or
+	// "boolean".
+	Type string
 }

@@ -90,9 +90,15 @@ const panicText = "Tool execution failed: internal error"
 // done, since Go cannot stop a goroutine from outside.
 //
 // args is params.arguments as sent: nil (absent) means {}. The caller has
-// already refused a non-object with -32602. The handler's context is ctx
-// bounded by [Tool.Deadline]. If ctx itself ends first (the client went
-// away), the result says "request cancelled"; nobody will read it.
+// already refused a non-object with -32602.
+//
+// The handler runs under ctx, which the caller bounds by [Tool.Deadline]:
+// the server does, and also answers for a handler that outlives it (see
+// [Tool.DeadlineOutcome]), so the deadline has one owner and Call sets no
+// timer of its own (a caller outside a server bounds ctx itself, with
+// context.WithTimeout(ctx, t.Deadline())). If ctx ends with its deadline,
+// the outcome is [OutcomeDeadline]; if it ends otherwise (the client went
+// away), the result says "request cancelled" and nobody will read it.
 //
 // A panic is contained on the calling goroutine; runtime.Goexit (t.FailNow
 // in a test) is not a panic and still ends that goroutine.
@@ -117,26 +123,15 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		}
 	}
 
-	// A caller that already bounds ctx by the tool's deadline (the server
-	// does, to answer for a tool that ignores it) spares a second timer.
-	callCtx := ctx
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > t.deadline {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, t.deadline)
-		defer cancel()
-	}
-	res, fault, invalid, err := t.guarded(callCtx, args)
+	res, fault, invalid, err := t.guarded(ctx, args)
 
 	switch {
 	case fault != nil:
 		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
-	case callCtx.Err() != nil && !errors.Is(callCtx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return t.DeadlineOutcome()
+	case ctx.Err() != nil:
 		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-		return Outcome{
-			Result: protocol.ErrorResult(fmt.Sprintf("Tool %s timed out after %s", t.def.Name, t.deadline)),
-			Kind:   OutcomeDeadline,
-		}
 	case invalid:
 		return t.invalid(err.Error())
 	case err != nil:
@@ -154,6 +149,17 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		return Outcome{Result: res, Kind: OutcomeToolError}
 	}
 	return Outcome{Result: res, Kind: OutcomeOK}
+}
+
+// DeadlineOutcome is the outcome of a call that the tool's deadline cut
+// off: an isError result naming the tool and its deadline. It is the one
+// timeout answer, whether the handler returned late on its own or the
+// server answered for a handler that ignored its context.
+func (t *Tool) DeadlineOutcome() Outcome {
+	return Outcome{
+		Result: protocol.ErrorResult(fmt.Sprintf("Tool %s timed out after %s", t.def.Name, t.deadline.Round(time.Millisecond))),
+		Kind:   OutcomeDeadline,
+	}
 }
 
 // invalid answers arguments that fail the schema: an isError result the

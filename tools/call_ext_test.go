@@ -124,7 +124,11 @@ func TestCallOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tool := tools.Must(tools.NewRaw("t", "d", []byte(`{"type":"object"}`), tt.fn, tt.opts...))
-			out := tool.Call(t.Context(), nil)
+			// The caller bounds the call by the tool's deadline, as the
+			// server does.
+			ctx, cancel := context.WithTimeout(t.Context(), tool.Deadline())
+			defer cancel()
+			out := tool.Call(ctx, nil)
 			if out.Kind != tt.wantKind {
 				t.Fatalf("%s: kind %v, want %v", tt.explanation, out.Kind, tt.wantKind)
 			}
@@ -200,8 +204,10 @@ func TestHandlerIgnoringContext(t *testing.T) {
 			time.Sleep(60 * time.Millisecond)
 			return protocol.TextResult("late"), nil
 		}, tools.WithDeadline(10*time.Millisecond)))
+	ctx, cancel := context.WithTimeout(t.Context(), tool.Deadline())
+	defer cancel()
 	start := time.Now()
-	out := tool.Call(t.Context(), nil)
+	out := tool.Call(ctx, nil)
 	if time.Since(start) < 60*time.Millisecond {
 		t.Fatal("Call returned before the handler")
 	}

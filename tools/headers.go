@@ -6,25 +6,11 @@ import (
 	"strings"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/protocol"
 )
 
-// HeaderParam is a tool argument that clients mirror in an HTTP header,
-// declared by "x-mcp-header": "<Name>" on a property of the input schema
-// (SEP-2243). A gateway can route on the header without parsing the body;
-// the server checks that the two agree (DESIGN §5: -32020 when they do not).
-type HeaderParam struct {
-	// Name is the header's suffix: the header is Mcp-Param-<Name>.
-	Name string
-	// Path is the argument's place: property names from the root object
-	// through nested "properties".
-	Path []string
-	// Type is the property's JSON Schema type: "string", "integer" or
-	// "boolean".
-	Type string
-}
-
 // HeaderParams returns the tool's x-mcp-header declarations, nil when none.
-func (t *Tool) HeaderParams() []HeaderParam { return t.headers }
+func (t *Tool) HeaderParams() []protocol.HeaderParam { return t.headers }
 
 // headerKeyword is the schema keyword of SEP-2243.
 const headerKeyword = "x-mcp-header"
@@ -37,7 +23,7 @@ const headerKeyword = "x-mcp-header"
 // non-empty RFC 9110 token, unique regardless of case. Clients drop a tool
 // whose declarations are invalid, so an invalid one fails the tool's
 // construction instead of reaching tools/list.
-func parseHeaderParams(schema []byte) ([]HeaderParam, error) {
+func parseHeaderParams(schema []byte) ([]protocol.HeaderParam, error) {
 	if !strings.Contains(string(schema), headerKeyword) {
 		return nil, nil
 	}
@@ -53,7 +39,7 @@ func parseHeaderParams(schema []byte) ([]HeaderParam, error) {
 }
 
 type headerWalk struct {
-	params []HeaderParam
+	params []protocol.HeaderParam
 	seen   map[string]bool
 }
 
@@ -123,8 +109,8 @@ func (w *headerWalk) declare(decl any, obj map[string]any, path []string) error 
 		return fmt.Errorf("%s %q is declared twice (names are case-insensitive)", headerKeyword, name)
 	}
 	w.seen[lower] = true
-	w.params = append(w.params, HeaderParam{Name: name, Path: path, Type: typ})
-	slices.SortFunc(w.params, func(a, b HeaderParam) int { return strings.Compare(a.Name, b.Name) })
+	w.params = append(w.params, protocol.HeaderParam{Name: name, Path: path, Type: typ})
+	slices.SortFunc(w.params, func(a, b protocol.HeaderParam) int { return strings.Compare(a.Name, b.Name) })
 	return nil
 }
 

@@ -29,7 +29,7 @@ func TestHeaderParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []tools.HeaderParam{
+	want := []protocol.HeaderParam{
 		{Name: "Level", Path: []string{"opts", "level"}, Type: "integer"},
 		{Name: "Region", Path: []string{"region"}, Type: "string"},
 	}

@@ -22,7 +22,7 @@ type Tool struct {
 	deadline time.Duration
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema // raw tools with WithOutputSchema only
-	headers  []HeaderParam
+	headers  []protocol.HeaderParam
 	run      handler
 
 	// fastInput and fastOutput decide "certainly valid" on the raw bytes

@@ -11,8 +11,8 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// Call is the message a method actor receives: one request, where its
-// answer goes, and the context its work runs under.
+// Call is the message a method actor receives: one request, the context its
+// work runs under, and a slot for its reply.
 type Call struct {
 	// Ctx is cancelled when the client goes away; a tool's context derives
 	// from it.
@@ -23,20 +23,19 @@ type Call struct {
 	Tool *tools.Tool
 	// Op records the request's span; faults are recorded on it.
 	Op *telemetry.Op
+	// Late, when set, is given the reply for a tool that ignores its
+	// deadline, from the watchdog's goroutine: the tool runs on the
+	// requester's goroutine, which cannot return it from Ask before the
+	// tool returns. The HTTP edge writes it.
+	Late func(Reply)
 
-	// Late, when set, is also given the watchdog's answer for a tool that
-	// ignores its deadline: a tools/call runs on the requester's goroutine,
-	// which cannot take that answer from Ask before the tool returns.
-	Late LateWriter
-
-	// The answer: claimed once (answered), then published under mu, which
+	// The reply: claimed once (settled), then published under mu, which
 	// also guards wake, made only for a requester that has to wait.
-	answered atomic.Bool
-	mu       sync.Mutex
-	ready    bool
-	result   Answer
-	wake     chan struct{}
-
+	settled atomic.Bool
+	mu      sync.Mutex
+	ready   bool
+	reply   Reply
+	wake    chan struct{}
 	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
 	// deadline; prev, next, due, watched and shard belong to the watchdog.
 	tctx       toolContext
@@ -46,47 +45,26 @@ type Call struct {
 	shard      uint8
 }
 
-// LateWriter writes an answer that the requester's goroutine cannot, being
-// busy running the tool: the transport's, which serializes it with its own
-// writes and writes nothing once the request is over.
-type LateWriter interface {
-	WriteLate(Answer)
-}
-
-// StreamProgress makes the call's tool report progress: each report becomes
-// a notifications/progress message for token, handed to send on the
-// reporting goroutine (the tool's; send serializes), so that reports made
-// before the tool returns precede its answer and a tool reporting faster
-// than the client reads waits for it. It must be called before Ask.
-func (c *Call) StreamProgress(token wire.RawJSON, send func(notification []byte)) {
-	c.Ctx = tools.WithProgress(c.Ctx, func(progress float64, total *float64, message string) {
-		b, err := wire.ProgressNotification(token, progress, total, message)
-		if err != nil {
-			return
-		}
-		send(b)
-	})
-}
-
 // NewCall returns a Call ready to be asked.
 func NewCall(ctx context.Context, req *wire.Request, tool *tools.Tool, op *telemetry.Op) *Call {
 	return &Call{Ctx: ctx, Request: req, Tool: tool, Op: op}
 }
 
-// answer delivers a, unless the call was answered already: exactly one
-// answer reaches the requester, whether it comes from the method, from the
-// containment strategy, or from the deadline backstop. It never blocks.
+// settle keeps r as the call's reply, unless it has one already: exactly
+// one reply reaches the requester, whether it comes from the method, from
+// the containment strategy, or from the watchdog. It never blocks, and it
+// reports whether r was kept.
 //
 // There is no reply channel: the method almost always answers on the
-// requester's own goroutine (see System.New), where a channel would cost an
+// requester's own goroutine (see New), where a channel would cost an
 // allocation and a send and a receive for nothing. A requester that must
-// wait makes one (await).
-func (c *Call) answer(a Answer) bool {
-	if !c.answered.CompareAndSwap(false, true) {
+// wait makes one (wait).
+func (c *Call) settle(r Reply) bool {
+	if !c.settled.CompareAndSwap(false, true) {
 		return false
 	}
 	c.mu.Lock()
-	c.result, c.ready = a, true
+	c.reply, c.ready = r, true
 	wake := c.wake
 	c.mu.Unlock()
 	if wake != nil {
@@ -95,14 +73,14 @@ func (c *Call) answer(a Answer) bool {
 	return true
 }
 
-// await returns the call's answer, waiting for it until done is closed;
+// wait returns the call's reply, waiting for it until done is closed;
 // false when done was first.
-func (c *Call) await(done <-chan struct{}) (Answer, bool) {
+func (c *Call) wait(done <-chan struct{}) (Reply, bool) {
 	c.mu.Lock()
 	if c.ready {
-		a := c.result
+		r := c.reply
 		c.mu.Unlock()
-		return a, true
+		return r, true
 	}
 	if c.wake == nil {
 		c.wake = make(chan struct{})
@@ -112,10 +90,10 @@ func (c *Call) await(done <-chan struct{}) (Answer, bool) {
 	select {
 	case <-wake:
 		c.mu.Lock()
-		a := c.result
+		r := c.reply
 		c.mu.Unlock()
-		return a, true
+		return r, true
 	case <-done:
-		return Answer{}, false
+		return Reply{}, false
 	}
 }

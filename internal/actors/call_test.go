@@ -2,46 +2,51 @@ package actors
 
 import (
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
-// TestCallAnswerOnce: the first answer wins and is what await returns,
-// whether it came before await or while await waited on another
-// goroutine; later answers are dropped.
-func TestCallAnswerOnce(t *testing.T) {
+func result(s string) Reply { return Reply{Result: []byte(s)} }
+
+// TestCallSettleOnce: the first reply wins and is what wait returns,
+// whether it came before wait or while wait waited on another goroutine;
+// later replies are dropped.
+func TestCallSettleOnce(t *testing.T) {
 	t.Parallel()
 	never := make(chan struct{})
 
 	c := new(Call)
-	if !c.answer(Answer{Code: 1}) || c.answer(Answer{Code: 2}) {
-		t.Fatal("answer: want the first accepted and the second refused")
+	if !c.settle(result("1")) || c.settle(result("2")) {
+		t.Fatal("settle: want the first kept and the second refused")
 	}
-	if a, ok := c.await(never); !ok || a.Code != 1 {
-		t.Fatalf("await before = %+v %v, want code 1", a, ok)
+	if r, ok := c.wait(never); !ok || string(r.Result) != "1" {
+		t.Fatalf("wait after = %+v %v, want reply 1", r, ok)
 	}
 
-	c = new(Call)
-	got := make(chan Answer)
-	go func() {
-		a, _ := c.await(never)
-		got <- a
-	}()
-	// Let await find the call unanswered and wait (either order is right;
-	// this makes the waiting one likely).
-	time.Sleep(10 * time.Millisecond)
-	c.answer(Answer{Code: 3})
-	c.answer(Answer{Code: 4})
-	if a := <-got; a.Code != 3 {
-		t.Fatalf("await while waiting = %+v, want code 3", a)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// Made inside the bubble: only then does a goroutine blocked on it
+		// count as durably blocked for synctest.Wait.
+		never := make(chan struct{})
+		c := new(Call)
+		got := make(chan Reply)
+		go func() {
+			r, _ := c.wait(never)
+			got <- r
+		}()
+		synctest.Wait() // the waiter found no reply and blocks
+		c.settle(result("3"))
+		c.settle(result("4"))
+		if r := <-got; string(r.Result) != "3" {
+			t.Fatalf("wait while waiting = %+v, want reply 3", r)
+		}
+	})
 }
 
-// TestCallAwaitDone: a requester whose context ends first stops waiting.
-func TestCallAwaitDone(t *testing.T) {
+// TestCallWaitDone: a requester whose context ends first stops waiting.
+func TestCallWaitDone(t *testing.T) {
 	t.Parallel()
 	done := make(chan struct{})
 	close(done)
-	if _, ok := new(Call).await(done); ok {
-		t.Fatal("await = answered, want done first")
+	if _, ok := new(Call).wait(done); ok {
+		t.Fatal("wait = settled, want done first")
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
@@ -28,25 +28,15 @@ type tables struct {
 	cursors map[string]int
 }
 
-func precompute(cfg Config) (*tables, error) {
+func precompute(cfg *config.Server) (*tables, error) {
 	meta, err := wire.ServerMeta(cfg.Info)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
-	ttl := cfg.TTL
-	switch {
-	case ttl == 0:
-		ttl = DefaultTTL
-	case ttl < 0:
-		ttl = 0
-	}
-	scope := cfg.CacheScope
-	if scope == "" {
-		scope = wire.CacheScopePublic
-	}
-	if scope != wire.CacheScopePublic && scope != wire.CacheScopePrivate {
-		return nil, fmt.Errorf("wymcp: cache scope %q is neither public nor private", scope)
-	}
+	ttl := cfg.CacheTTL
+	// The answers depend on nothing about the caller (there is no
+	// authorization yet), so every client may share them.
+	scope := wire.CacheScopePublic
 	info, err := wire.Marshal(cfg.Info)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
@@ -66,20 +56,18 @@ func precompute(cfg Config) (*tables, error) {
 	}
 
 	size := cfg.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
-	defs := make([]protocol.Tool, len(cfg.Tools))
-	for i, tool := range cfg.Tools {
+	all := cfg.Tools.Tools()
+	defs := make([]protocol.Tool, len(all))
+	for i, tool := range all {
 		defs[i] = tool.Definition()
 	}
 	// The MAC key binds cursors to this tool set: a cursor from a server
 	// with other tools (an older deploy) is refused, not misread.
-	all, err := wire.Marshal(defs)
+	encoded, err := wire.Marshal(defs)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding tools: %w", err)
 	}
-	mac := hmac.New(sha256.New, append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), all...))
+	mac := hmac.New(sha256.New, append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), encoded...))
 	cursor := func(page int) string {
 		mac.Reset()
 		mac.Write([]byte(strconv.Itoa(page)))
@@ -107,27 +95,27 @@ func precompute(cfg Config) (*tables, error) {
 	return t, nil
 }
 
-func (t *tables) discover(c *Call) Answer {
-	return resultAnswer(c.Request.ID, t.discoverResult)
+func (t *tables) discover(*Call) Reply {
+	return Reply{Result: t.discoverResult}
 }
 
 var errCursor = wire.Errorf(wire.CodeInvalidParams, "Invalid params: invalid cursor")
 
-func (t *tables) listTools(c *Call) Answer {
+func (t *tables) listTools(c *Call) Reply {
 	page := 0
 	if c.Request.Cursor != nil {
 		cur, ok := c.Request.CursorString()
 		if !ok {
-			return errorAnswer(c.Request.ID, errCursor)
+			return Reply{Err: errCursor}
 		}
 		// An empty cursor is valid (spec: pagination) and means the start.
 		if cur != "" {
 			if page, ok = t.cursors[cur]; !ok {
-				return errorAnswer(c.Request.ID, errCursor)
+				return Reply{Err: errCursor}
 			}
 		}
 	}
-	return resultAnswer(c.Request.ID, t.pages[page])
+	return Reply{Result: t.pages[page]}
 }
 
 var (
@@ -138,31 +126,32 @@ var (
 // callTool is the tools/call method. Unknown tool, a missing or non-string
 // name and non-object arguments are protocol errors (-32602, HTTP 200); all
 // that happens inside the tool is a result (DESIGN §5).
-func (t *tables) callTool(c *Call) Answer {
+func (t *tables) callTool(c *Call) Reply {
 	req := c.Request
 	if c.Tool == nil {
-		// The front names the tool (by the name's bytes, making no string);
-		// without one, the name is decoded here only to say what is wrong.
+		// The front resolves the name (by its bytes, making no string);
+		// without a tool, the name is decoded here only to say what is wrong.
 		name, ok := req.NameString()
 		if !ok {
-			return errorAnswer(req.ID, errName)
+			return Reply{Err: errName}
 		}
-		return errorAnswer(req.ID, wire.Errorf(wire.CodeInvalidParams, "Unknown tool: "+truncate(name, 128)))
+		return Reply{Err: wire.Errorf(wire.CodeInvalidParams, "Unknown tool: "+truncate(name, 128))}
 	}
 	if req.Arguments != nil && req.Arguments[0] != '{' {
-		return errorAnswer(req.ID, errArguments)
+		return Reply{Err: errArguments}
 	}
 	out := c.Tool.Call(c.Ctx, req.Arguments)
 	if out.Fault != nil && c.Op != nil {
 		c.Op.Fault(context.WithoutCancel(c.Ctx), "tool", out.Fault.Value, out.Fault.Stack)
 	}
-	return t.callResult(req.ID, out.Result, out.Kind != tools.OutcomeOK)
+	return t.callResult(out)
 }
 
-// callResult encodes a tool's result. A result that cannot be encoded is a
-// fault past the method: it panics, and the containment strategy answers
-// -32603 and records why.
-func (t *tables) callResult(id wire.ID, r *protocol.CallToolResult, toolError bool) Answer {
+// callResult encodes a tool's outcome as the tools/call result object. A
+// result that cannot be encoded is a fault past the method: it panics, and
+// the containment strategy answers -32603 and records why.
+func (t *tables) callResult(out tools.Outcome) Reply {
+	r := out.Result
 	meta := t.serverMeta
 	if len(r.Meta) > 0 {
 		// The tool's own _meta keys travel beside the server's.
@@ -177,18 +166,11 @@ func (t *tables) callResult(id wire.ID, r *protocol.CallToolResult, toolError bo
 		}
 		meta = b
 	}
-	body, err := wire.AppendCallToolResult(make([]byte, 0, 256), id, r, meta)
+	body, err := wire.AppendCallToolResult(make([]byte, 0, 192), r, meta)
 	if err != nil {
 		panic(fmt.Errorf("encoding the tools/call result: %w", err))
 	}
-	return Answer{Body: body, ToolError: toolError || r.IsError}
-}
-
-// deadlineAnswer is the answer for a tool that outlived its deadline and
-// the grace after it without returning.
-func (t *tables) deadlineAnswer(c *Call) Answer {
-	return t.callResult(c.Request.ID, protocol.ErrorResult(fmt.Sprintf(
-		"Tool %s timed out after %s", c.Tool.Name(), c.Tool.Deadline().Round(time.Millisecond))), true)
+	return Reply{Result: body, ToolError: out.Kind != tools.OutcomeOK || r.IsError}
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, so that a long

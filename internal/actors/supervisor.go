@@ -2,42 +2,26 @@ package actors
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/wymcp/wymcp/tools"
 )
 
-// Fault is a panic past a method, with the stack captured where it
-// happened. The receiver middleware wraps the raw panic value in it, so the
-// crash reason reaches the strategy whole: protoactor's mailbox keeps only
-// the value.
-type Fault struct {
-	Value any
-	Stack []byte
-}
-
-// Error implements error.
-func (f *Fault) Error() string { return fmt.Sprintf("panic: %v", f.Value) }
-
-// Unwrap returns the panic value when it is an error.
-func (f *Fault) Unwrap() error {
-	err, _ := f.Value.(error)
-	return err
-}
-
-// captureStack is a receiver middleware: it re-panics any panic as a *Fault
+// captureStack is a receiver middleware: it re-panics any panic as a
+// *tools.Fault (the one fault type of wymcp, shared with tool containment)
 // carrying debug.Stack(), taken while the panicking frames are still on the
 // stack. Answering is left to the strategy, which owns every fault.
 func captureStack(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 		defer func() {
 			if r := recover(); r != nil {
-				if _, ok := r.(*Fault); ok {
+				if _, ok := r.(*tools.Fault); ok {
 					panic(r)
 				}
-				panic(&Fault{Value: r, Stack: debug.Stack()})
+				panic(&tools.Fault{Value: r, Stack: debug.Stack()})
 			}
 		}()
 		next(c, env)
@@ -82,9 +66,9 @@ func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 			s.restarted(child)
 		}
 	}()
-	fault, ok := reason.(*Fault)
+	fault, ok := reason.(*tools.Fault)
 	if !ok {
-		fault = &Fault{Value: reason}
+		fault = &tools.Fault{Value: reason}
 	}
 	call, _ := message.(*Call)
 	if call == nil {
@@ -102,7 +86,7 @@ func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 	// Record before answering: once answered, the request goroutine ends the
 	// span, and an event added after End is lost. Deferred, the answer still
 	// goes out if recording itself fails.
-	defer call.answer(internalError(call.Request.ID))
+	defer call.settle(internalError)
 	if call.Op != nil {
 		call.Op.Fault(context.WithoutCancel(call.Ctx), "supervisor", fault.Value, fault.Stack)
 	}

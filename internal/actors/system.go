@@ -2,10 +2,8 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -13,45 +11,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
-)
-
-// Config is what the method actors are built from. Zero values are the
-// defaults documented on each field.
-type Config struct {
-	// Info names the server in every result's _meta.
-	Info protocol.Implementation
-	// Instructions, when set, is returned by server/discover.
-	Instructions string
-	// Tools is the tool set, fixed for the server's life.
-	Tools []*tools.Tool
-	// PageSize is the number of tools per tools/list page; 0 means
-	// DefaultPageSize.
-	PageSize int
-	// TTL is the ttlMs of server/discover and tools/list results; 0 means
-	// DefaultTTL, a negative value means 0 (immediately stale).
-	TTL time.Duration
-	// CacheScope is the cacheScope of results: wire.CacheScopePublic or
-	// wire.CacheScopePrivate (use private when the list depends on the
-	// caller's authorization). "" means public.
-	CacheScope string
-	// CursorSecret keys the tools/list cursors' MAC. Replicas that share a
-	// tool set and a secret accept each other's cursors.
-	CursorSecret []byte
-	// Logger receives protoactor's own warnings and faults that carry no
-	// request; nil means slog.Default().
-	Logger *slog.Logger
-	// Workers is the pool size of each precomputed method; 0 means
-	// runtime.GOMAXPROCS(0).
-	Workers int
-}
-
-// Defaults of Config.
-const (
-	DefaultPageSize = 100
-	DefaultTTL      = 5 * time.Minute
 )
 
 // maxIdleCallWorkers bounds the idle tools/call workers kept for the next
@@ -65,7 +26,7 @@ const deadlineGrace = time.Second
 
 // methodFunc answers one call. It runs inside an actor; a panic in it is
 // contained by the strategy.
-type methodFunc func(*Call) Answer
+type methodFunc func(*Call) Reply
 
 // System is the actor system of one server.
 type System struct {
@@ -78,7 +39,6 @@ type System struct {
 	watchdog    *watchdog
 	callMethod  methodFunc
 	tables      *tables
-	tools       map[string]*tools.Tool
 	logger      *slog.Logger
 	stopOnce    sync.Once
 }
@@ -94,26 +54,13 @@ func (p *pool) pick() *actor.PID {
 
 // New builds the actor system, the supervisor and its method workers, and
 // precomputes the server/discover and tools/list answers.
-func New(cfg Config) (*System, error) {
+func New(cfg *config.Server) (*System, error) {
 	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	byName := make(map[string]*tools.Tool, len(cfg.Tools))
-	for _, t := range cfg.Tools {
-		if t == nil {
-			return nil, errors.New("wymcp: nil tool")
-		}
-		if _, dup := byName[t.Name()]; dup {
-			return nil, fmt.Errorf("wymcp: duplicate tool name %q", t.Name())
-		}
-		byName[t.Name()] = t
-	}
 	tables, err := precompute(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &System{tools: byName, logger: logger, pools: map[string]*pool{}}
+	s := &System{logger: logger, pools: map[string]*pool{}}
 	s.callMethod = tables.callTool
 	s.tables = tables
 
@@ -138,9 +85,6 @@ func New(cfg Config) (*System, error) {
 	inline := actor.NewSynchronizedDispatcher(300)
 	dispatcher := newPooledDispatcher(300, 30*time.Second)
 	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	workerProps := actor.PropsFromProducer(func() actor.Actor { return methodActor{} },
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline))
 	supProps := actor.PropsFromProducer(func() actor.Actor { return supervisorActor{} },
@@ -167,15 +111,15 @@ func New(cfg Config) (*System, error) {
 		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
-	// The watchdog's answer goes to the call, for Ask when the
-	// tool returns at last (its own answer then finds the call answered and
-	// is dropped), and to call.Late, which writes it now.
+	// The watchdog's reply settles the call, for Ask when the tool returns
+	// at last (its own reply then finds the call settled and is dropped),
+	// and goes to call.Late, which writes it now.
 	overdueFault := func(r any) {
 		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 	}
 	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
-		a := s.tables.deadlineAnswer(c)
-		if c.answer(a) && c.Late != nil {
+		r := s.tables.callResult(c.Tool.DeadlineOutcome())
+		if c.settle(r) && c.Late != nil {
 			// On a goroutine of its own: a client that does not read can
 			// hold a write up to the write timeout, and the watchdog must
 			// not wait on it while other tools are overdue. Rare: only
@@ -186,7 +130,7 @@ func New(cfg Config) (*System, error) {
 						overdueFault(r)
 					}
 				}()
-				c.Late.WriteLate(a)
+				c.Late(r)
 			}()
 		}
 	}, overdueFault)
@@ -204,21 +148,18 @@ func (s *System) spawnPool(method string, n int, fn methodFunc) error {
 	return nil
 }
 
-// Tool returns the tool named name, or nil.
-func (s *System) Tool(name string) *tools.Tool { return s.tools[name] }
-
 // HasMethod reports whether method is in the method table.
 func (s *System) HasMethod(method string) bool {
 	return method == wire.MethodToolsCall || s.pools[method] != nil
 }
 
-// Ask has call answered by its method's actor and returns the answer, or
+// Ask has call answered by its method's actor and returns the reply, or
 // call.Ctx's error when the client went away first. A tools/call runs in a
 // worker of its own, the other methods in their method's pool; both run on
 // the calling goroutine. A tool that ignores its deadline is answered for
 // by the watchdog, through call.Late, while Ask still waits for it to
 // return. The caller must have checked HasMethod.
-func (s *System) Ask(call *Call) (Answer, error) {
+func (s *System) Ask(call *Call) (Reply, error) {
 	parent := call.Ctx
 	if call.Request.Method == wire.MethodToolsCall {
 		if call.Tool != nil {
@@ -236,17 +177,17 @@ func (s *System) Ask(call *Call) (Answer, error) {
 		s.sys.Root.Send(s.calls.get(), call)
 		if err := parent.Err(); err != nil {
 			// The client went away while the tool ran: nobody reads.
-			return Answer{}, err
+			return Reply{}, err
 		}
 	} else {
 		s.sys.Root.Send(s.pools[call.Request.Method].pick(), call)
 	}
-	// Answered by now, unless a restart or a stop raced the message and
-	// another goroutine runs the worker's mailbox: then await waits.
-	if a, ok := call.await(parent.Done()); ok {
-		return a, nil
+	// Settled by now, unless a restart or a stop raced the message and
+	// another goroutine runs the worker's mailbox: then wait waits.
+	if r, ok := call.wait(parent.Done()); ok {
+		return r, nil
 	}
-	return Answer{}, parent.Err()
+	return Reply{}, parent.Err()
 }
 
 // Shutdown stops every actor; a second call does nothing. Calls still
@@ -287,7 +228,7 @@ type methodActor struct{ fn methodFunc }
 
 func (a methodActor) Receive(c actor.Context) {
 	if call, ok := c.Message().(*Call); ok {
-		call.answer(a.fn(call))
+		call.settle(a.fn(call))
 	}
 }
 
@@ -300,7 +241,7 @@ type callActor struct {
 
 func (a callActor) Receive(c actor.Context) {
 	if call, ok := c.Message().(*Call); ok {
-		call.answer(a.fn(call))
+		call.settle(a.fn(call))
 		a.pool.put(c.Self())
 	}
 }

@@ -11,13 +11,22 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
 )
 
 func newTestSystem(t *testing.T) *System {
 	t.Helper()
-	s, err := New(Config{Info: protocol.Implementation{Name: "t", Version: "1"}, Logger: slog.New(slog.DiscardHandler), Workers: 2})
+	set, err := tools.NewSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(&config.Server{
+		Info: protocol.Implementation{Name: "t", Version: "1"}, Tools: set, PageSize: config.DefaultPageSize,
+		CacheTTL: config.DefaultCacheTTL, Logger: slog.New(slog.DiscardHandler), Workers: 2,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +34,7 @@ func newTestSystem(t *testing.T) *System {
 	return s
 }
 
-func ask(t *testing.T, s *System, method string, id int64) Answer {
+func ask(t *testing.T, s *System, method string, id int64) Reply {
 	t.Helper()
 	req := &wire.Request{ID: wire.NewIntID(id), Method: method}
 	a, err := s.Ask(NewCall(context.Background(), req, nil, nil))
@@ -43,9 +52,9 @@ func ask(t *testing.T, s *System, method string, id int64) Answer {
 func TestPoolWorkerFaults(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
-	if err := s.spawnPool("test/panic", 2, func(c *Call) Answer {
+	if err := s.spawnPool("test/panic", 2, func(c *Call) Reply {
 		if strings.HasSuffix(c.Request.ID.String(), "7") {
-			return resultAnswer(c.Request.ID, []byte(`{}`))
+			return Reply{Result: []byte(`{}`)}
 		}
 		panic(fmt.Errorf("worker exploded on %s", c.Request.ID))
 	}); err != nil {
@@ -56,20 +65,19 @@ func TestPoolWorkerFaults(t *testing.T) {
 		wg.Go(func() {
 			a := ask(t, s, "test/panic", i)
 			if i%10 == 7 {
-				if a.Code != 0 {
-					t.Errorf("id %d: code %d, want a result", i, a.Code)
+				if a.Err != nil || string(a.Result) != `{}` {
+					t.Errorf("id %d: %+v, want a result", i, a)
 				}
 				return
 			}
-			want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"}}`, i)
-			if string(a.Body) != want || a.Code != wire.CodeInternalError {
-				t.Errorf("id %d: %s", i, a.Body)
+			if a.Err == nil || a.Err.Code != wire.CodeInternalError || a.Err.Message != "Internal error" || a.Result != nil {
+				t.Errorf("id %d: %+v, want -32603 Internal error", i, a)
 			}
 		})
 	}
 	wg.Wait()
-	if a := ask(t, s, wire.MethodDiscover, 5); a.Code != 0 || !strings.Contains(string(a.Body), `"supportedVersions"`) {
-		t.Errorf("discover after the storm: %s", a.Body)
+	if a := ask(t, s, wire.MethodDiscover, 5); a.Err != nil || !strings.Contains(string(a.Result), `"supportedVersions"`) {
+		t.Errorf("discover after the storm: %+v", a)
 	}
 }
 
@@ -107,10 +115,10 @@ func TestAskCancelled(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.callMethod = func(c *Call) Answer {
+	s.callMethod = func(c *Call) Reply {
 		cancel()
 		<-c.Ctx.Done()
-		return resultAnswer(c.Request.ID, []byte(`{}`))
+		return Reply{Result: []byte(`{}`)}
 	}
 	req := &wire.Request{ID: wire.NewIntID(1), Method: wire.MethodToolsCall}
 	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
@@ -120,10 +128,10 @@ func TestAskCancelled(t *testing.T) {
 	// A system of its own: the first one's idle worker keeps the first tool.
 	s = newTestSystem(t)
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	s.callMethod = func(c *Call) Answer {
+	s.callMethod = func(c *Call) Reply {
 		cancel2()
 		time.Sleep(50 * time.Millisecond) // ignores its context
-		return resultAnswer(c.Request.ID, []byte(`{}`))
+		return Reply{Result: []byte(`{}`)}
 	}
 	start := time.Now()
 	if _, err := s.Ask(NewCall(ctx2, req, nil, nil)); err != context.Canceled {
@@ -147,11 +155,11 @@ func registrySize(s *System) int {
 func TestCallWorkersReused(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
-	s.callMethod = func(c *Call) Answer {
+	s.callMethod = func(c *Call) Reply {
 		if c.Request.ID.String() == "13" {
 			panic("call fault")
 		}
-		return resultAnswer(c.Request.ID, []byte(`{}`))
+		return Reply{Result: []byte(`{}`)}
 	}
 	// The first call registers the guardian of call workers, for good.
 	ask(t, s, wire.MethodToolsCall, 0)
@@ -159,8 +167,8 @@ func TestCallWorkersReused(t *testing.T) {
 	before := registrySize(s)
 	for i := range int64(500) {
 		a := ask(t, s, wire.MethodToolsCall, i%20)
-		if (i%20 == 13) != (a.Code == wire.CodeInternalError) {
-			t.Fatalf("id %d: %s", i%20, a.Body)
+		if (i%20 == 13) != (a.Code() == wire.CodeInternalError) {
+			t.Fatalf("id %d: %+v", i%20, a)
 		}
 	}
 	// A restarted worker returns to the pool once its restart is handled.
@@ -178,7 +186,7 @@ func TestCallPoolBounded(t *testing.T) {
 	s.calls.maxIdle = 4
 	s.calls.shards = make([]callShard, 1) // the bound exactly; TestCallPoolShards has many
 	release := make(chan struct{})
-	s.callMethod = func(c *Call) Answer { <-release; return resultAnswer(c.Request.ID, []byte(`{}`)) }
+	s.callMethod = func(c *Call) Reply { <-release; return Reply{Result: []byte(`{}`)} }
 	var wg sync.WaitGroup
 	for i := range int64(20) {
 		wg.Go(func() { ask(t, s, wire.MethodToolsCall, i) })

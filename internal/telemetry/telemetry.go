@@ -15,19 +15,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
 // ScopeName is the instrumentation scope of wymcp's spans and metrics.
 const ScopeName = "github.com/wymcp/wymcp"
-
-// Config says where telemetry goes. Nil fields take the defaults: the
-// OpenTelemetry global providers and slog.Default().
-type Config struct {
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-	Logger         *slog.Logger
-}
 
 // Observer records spans, metrics and fault logs for one server. It is safe
 // for concurrent use.
@@ -46,8 +39,9 @@ type Observer struct {
 // durationBuckets are the semconv buckets of mcp.server.operation.duration.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// New returns an Observer for cfg.
-func New(cfg Config) *Observer {
+// New returns an Observer recording to cfg's providers (the OpenTelemetry
+// globals when nil) and logger.
+func New(cfg *config.Server) *Observer {
 	tp := cfg.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -57,9 +51,6 @@ func New(cfg Config) *Observer {
 		mp = otel.GetMeterProvider()
 	}
 	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
 	meter := mp.Meter(ScopeName)
 	o := &Observer{
 		tracer:     tp.Tracer(ScopeName),
@@ -114,9 +105,6 @@ func isGlobalDefault(tp trace.TracerProvider) bool {
 	return t != nil && t.Kind() == reflect.Pointer &&
 		t.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" && t.Elem().Name() == "tracerProvider"
 }
-
-// Logger returns the logger faults are written to.
-func (o *Observer) Logger() *slog.Logger { return o.logger }
 
 // Reject records a rejection that happened before a message could be
 // classified (no span exists yet): the HTTP edge checks and parse errors.

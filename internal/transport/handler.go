@@ -10,54 +10,20 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp/internal/actors"
+	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/tools"
 )
 
-// Config configures a Handler. Zero values are the documented defaults.
-type Config struct {
-	// System answers the methods. Required.
-	System *actors.System
-	// Observer records telemetry. Required.
-	Observer *telemetry.Observer
-	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
-	MaxBodyBytes int64
-	// MaxInFlight bounds the requests being answered at once; past it a
-	// request is answered 503 at once, never queued. 0 means
-	// DefaultMaxInFlight; negative means unbounded.
-	MaxInFlight int
-	// WriteTimeout bounds the sending of one answer (each frame of a
-	// stream), not the method's work: a client that stops reading cannot
-	// hold its place in the in-flight bound, nor a shutdown, for longer.
-	// 0 means DefaultWriteTimeout; negative means no bound.
-	WriteTimeout time.Duration
-	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
-	// besides the loopback ones.
-	AllowedOrigins []string
-	// AllowedHosts are Host header values (with or without port) allowed
-	// on a loopback listener besides the loopback names. Set on a server
-	// bound elsewhere, it becomes the only hosts allowed.
-	AllowedHosts []string
-}
-
-// Defaults of Config.
-const (
-	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
-	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlight is high enough that only a flood reaches it, low
-	// enough that a flood cannot grow memory without bound.
-	DefaultMaxInFlight = 4096
-	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
-	// link, short enough that a stalled reader lets go of its place.
-	DefaultWriteTimeout = 30 * time.Second
-	// RetryAfterSeconds is the Retry-After of a 503.
-	RetryAfterSeconds = "1"
-)
+// RetryAfterSeconds is the Retry-After of a 503.
+const RetryAfterSeconds = "1"
 
 // Handler is the MCP endpoint: an http.Handler for POSTs to one path.
 type Handler struct {
 	sys         *actors.System
 	obs         *telemetry.Observer
+	tools       *tools.Set
 	maxBody     int64
 	maxInFlight int64
 	writeTime   time.Duration
@@ -71,26 +37,18 @@ type Handler struct {
 	drained chan struct{}
 }
 
-// New returns a Handler for cfg.
-func New(cfg Config) *Handler {
+// New returns the Handler of a server whose methods sys answers.
+func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handler {
 	h := &Handler{
-		sys:         cfg.System,
-		obs:         cfg.Observer,
+		sys:         sys,
+		obs:         obs,
+		tools:       cfg.Tools,
 		maxBody:     cfg.MaxBodyBytes,
-		maxInFlight: int64(cfg.MaxInFlight),
+		maxInFlight: cfg.MaxInFlight,
 		writeTime:   cfg.WriteTimeout,
 		origins:     map[string]bool{},
 		hosts:       map[string]bool{},
 		drained:     make(chan struct{}),
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
-	}
-	if h.maxInFlight == 0 {
-		h.maxInFlight = DefaultMaxInFlight
-	}
-	if h.writeTime == 0 {
-		h.writeTime = DefaultWriteTimeout
 	}
 	for _, o := range cfg.AllowedOrigins {
 		h.origins[o] = true
@@ -153,8 +111,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
 		return
 	}
-	call := actors.NewCall(ctx, req, nil, op)
-	if rej := h.checkFields(r, call); rej != nil {
+	tool, rej := h.checkFields(r, req, op)
+	if rej != nil {
 		h.writeRejection(w, r, op, id, rej)
 		return
 	}
@@ -173,16 +131,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave()
-	if call.Tool == nil {
+	call := actors.NewCall(ctx, req, tool, op)
+	if tool == nil {
 		// server/discover, tools/list, and a tools/call naming no tool.
-		answer, err := h.sys.Ask(call)
+		reply, err := h.sys.Ask(call)
 		if err != nil {
 			op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		}
 		// Stage 8: the send; after it only telemetry runs.
-		h.writeAnswer(w, answer.Body)
-		op.End(r.Context(), answer.Code, answer.ToolError)
+		h.writeAnswer(w, replyEnvelope(id, reply))
+		op.End(r.Context(), reply.Code(), reply.ToolError)
 		return
 	}
 	h.serveCall(ctx, w, r, call, op)
@@ -190,20 +149,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveCall runs a tools/call naming a tool and writes its answer through a
 // responder: the tool runs on this goroutine, and progress reports and the
-// watchdog's answer may come from others (see responder).
+// watchdog's reply may come from others (see responder).
 func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, call *actors.Call, op *telemetry.Op) {
 	h.obs.CallStarted(ctx)
 	defer h.obs.CallEnded(ctx)
-	resp := &responder{h: h, w: w}
+	resp := &responder{h: h, w: w, id: call.Request.ID}
 	defer resp.close()
-	call.Late = resp
+	call.Late = resp.late
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
 	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header.Values("Accept")) {
 		resp.stream = startSSE(w, h.bounded)
-		call.StreamProgress(token, resp.progress)
+		// Each report becomes a notification on the reporting goroutine (the
+		// tool's; the responder serializes), so that reports made before the
+		// tool returns precede its answer, and a tool reporting faster than
+		// the client reads waits for it.
+		call.Ctx = tools.WithProgress(call.Ctx, func(progress float64, total *float64, message string) {
+			if b, err := progressNotification(token, progress, total, message); err == nil {
+				resp.progress(b)
+			}
+		})
 	}
-	answer, err := h.sys.Ask(call)
+	reply, err := h.sys.Ask(call)
 	if err != nil {
 		// The client went away: its tool's context is cancelled, and
 		// nothing more is written for it.
@@ -211,8 +178,8 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		return
 	}
 	// Stage 8: the send; after it only telemetry runs.
-	resp.answer(answer.Body)
-	op.End(r.Context(), answer.Code, answer.ToolError)
+	resp.answer(reply)
+	op.End(r.Context(), reply.Code(), reply.ToolError)
 }
 
 var (
@@ -238,28 +205,23 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 }
 
-// bufferedAnswer is the largest answer that net/http buffers whole before
-// the handler returns (its chunking threshold), so writing it never blocks
-// on a client that does not read.
-const bufferedAnswer = 2048
-
-// writeAnswer writes body as a 200 JSON answer. One that fits net/http's
-// buffer goes into it whole and cannot block here (the flush happens after
-// the handler has let go of its place); a larger one is written under the
-// write deadline.
-func (h *Handler) writeAnswer(w http.ResponseWriter, body []byte) {
-	if len(body) <= bufferedAnswer {
-		writeJSON(w, http.StatusOK, body)
+// writeAnswer writes e as a 200 JSON answer. One that fits net/http's
+// buffer (chunkingThreshold) goes into it whole and cannot block here (the
+// flush happens after the handler has let go of its place); a larger one is
+// written under the write deadline.
+func (h *Handler) writeAnswer(w http.ResponseWriter, e envelope) {
+	if e.len() < chunkingThreshold {
+		writeJSON(w, http.StatusOK, e)
 		return
 	}
-	h.bounded(w, func() { writeJSON(w, http.StatusOK, body) })
+	h.bounded(w, func() { writeJSON(w, http.StatusOK, e) })
 }
 
 // bounded runs write under the write deadline, then lifts it: the
 // connection lives on for the next request of a keep-alive client, and
 // net/http sets no deadline of its own when the server has no WriteTimeout.
 func (h *Handler) bounded(w http.ResponseWriter, write func()) {
-	if h.writeTime < 0 {
+	if h.writeTime == 0 {
 		write()
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/wymcp/wymcp/internal/actors"
+	"github.com/wymcp/wymcp/internal/wire"
 )
 
 // responder writes the answer of one tools/call. A call's tool runs on the
@@ -18,50 +19,51 @@ import (
 type responder struct {
 	h      *Handler
 	w      http.ResponseWriter
+	id     wire.ID
 	stream *sseWriter // nil: the answer is one JSON body
 
 	mu   sync.Mutex
 	over bool // an answer was written, or the handler is returning
 }
 
-var _ actors.LateWriter = (*responder)(nil)
-
 // progress writes one notification frame, if the stream is still open.
 func (p *responder) progress(notification []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.over {
-		p.stream.send(notification)
+		p.stream.notify(notification)
 	}
 }
 
-// answer writes body as the answer, unless one was written.
-func (p *responder) answer(body []byte) {
+// answer writes the reply as the answer, unless one was written.
+func (p *responder) answer(r actors.Reply) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over {
 		return
 	}
 	p.over = true
+	e := replyEnvelope(p.id, r)
 	if p.stream != nil {
-		p.stream.send(body)
+		p.stream.answer(e)
 		return
 	}
-	p.h.writeAnswer(p.w, body)
+	p.h.writeAnswer(p.w, e)
 }
 
-// WriteLate writes the watchdog's answer while the tool still holds the
+// late writes the watchdog's reply while the tool still holds the
 // request's goroutine, and flushes it: the handler, which would flush on
 // return, returns only when the tool does.
-func (p *responder) WriteLate(a actors.Answer) {
+func (p *responder) late(r actors.Reply) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over {
 		return
 	}
 	p.over = true
+	e := replyEnvelope(p.id, r)
 	if p.stream != nil {
-		p.stream.send(a.Body)
+		p.stream.answer(e)
 		return
 	}
 	// The length goes out with the headers: flushed before the handler
@@ -69,10 +71,10 @@ func (p *responder) WriteLate(a actors.Answer) {
 	// wait for the last chunk until the tool returned.
 	hdr := p.w.Header()
 	hdr["Content-Type"] = jsonContentType
-	hdr["Content-Length"] = []string{strconv.Itoa(len(a.Body))}
+	hdr["Content-Length"] = []string{strconv.Itoa(e.len())}
 	p.h.bounded(p.w, func() {
 		p.w.WriteHeader(http.StatusOK)
-		_, _ = p.w.Write(a.Body)
+		e.writeTo(p.w)
 		_ = http.NewResponseController(p.w).Flush()
 	})
 }

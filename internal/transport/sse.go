@@ -1,14 +1,14 @@
 package transport
 
 import (
+	"io"
 	"net/http"
 	"strings"
 )
 
 // sseWriter answers one request as a Server-Sent Events stream scoped to it
 // (Streamable HTTP): notifications first, then the response, which ends the
-// stream. Each frame is `event: message` and one `data:` line; JSON never
-// contains a raw newline, so one line always holds a message.
+// stream. Each frame is `event: message` and one `data:` line.
 type sseWriter struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
@@ -30,15 +30,24 @@ func startSSE(w http.ResponseWriter, bounded func(http.ResponseWriter, func())) 
 	return s
 }
 
-// send writes one message frame and flushes it. Write errors mean the
-// client is gone; the request context tells the rest of the server.
-func (s *sseWriter) send(msg []byte) {
-	buf := make([]byte, 0, len(msg)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
+// notify writes one notification frame and flushes it.
+func (s *sseWriter) notify(msg []byte) {
+	s.frame(func(w io.Writer) {
+		_, _ = io.WriteString(w, sseHead)
+		_, _ = w.Write(msg)
+		_, _ = io.WriteString(w, sseTail)
+	})
+}
+
+// answer writes the response frame and flushes it.
+func (s *sseWriter) answer(e envelope) { s.frame(e.writeSSE) }
+
+// frame writes one frame under the write deadline and flushes it. Write
+// errors mean the client is gone; the request context tells the rest of
+// the server.
+func (s *sseWriter) frame(write func(io.Writer)) {
 	s.bounded(s.w, func() {
-		_, _ = s.w.Write(buf)
+		write(s.w)
 		_ = s.rc.Flush()
 	})
 }

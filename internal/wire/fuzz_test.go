@@ -41,7 +41,7 @@ func FuzzParse(f *testing.F) {
 			default:
 				t.Fatalf("unexpected code %d", perr.Code)
 			}
-			out = wire.AppendError(nil, id, perr)
+			out = framed(id, wire.AppendErrorObject(nil, perr))
 		} else {
 			if msg.Kind != wire.KindRequest && msg.Kind != wire.KindNotification {
 				t.Fatalf("kind %d", msg.Kind)
@@ -54,17 +54,23 @@ func FuzzParse(f *testing.F) {
 					_ = wire.CheckHeaders(wire.Header{}, req)
 					req.Meta.HasCapability("sampling")
 				} else {
-					out = wire.AppendError(nil, msg.ID, perr)
+					out = framed(msg.ID, wire.AppendErrorObject(nil, perr))
 				}
 			}
 			if out == nil {
-				out = wire.AppendResult(nil, msg.ID, []byte(`{}`))
+				out = framed(msg.ID, []byte(`{}`))
 			}
 		}
 		if !json.Valid(out) {
 			t.Fatalf("answer is not valid JSON: %s", out)
 		}
 	})
+}
+
+// framed puts an answer's member beside its id, as the HTTP edge does, so
+// that both are checked as JSON.
+func framed(id wire.ID, member []byte) []byte {
+	return append(append([]byte(`{"id":`+id.JSON()+`,"answer":`), member...), '}')
 }
 
 // FuzzDecodeHeaderValue: the sentinel decoder never panics, and what it

@@ -2,8 +2,12 @@ package wire
 
 import (
 	"encoding/base64"
+	"net/textproto"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // The MCP request headers of SEP-2243, in their canonical MIME form (the
@@ -88,11 +92,9 @@ func nameBearer(r *Request) (string, bool) {
 	return "", false
 }
 
-// HeaderValue returns the single value of a header with optional white
-// space trimmed (RFC 9110 OWS), "" when absent. A header sent more than once
-// is malformed (-32020): two values cannot both mirror one body member.
-func HeaderValue(h Header, key string) (string, *Error) { return single(h, key) }
-
+// single returns the single value of a header with optional white space
+// trimmed (RFC 9110 OWS), "" when absent. A header sent more than once is
+// malformed (-32020): two values cannot both mirror one body member.
 func single(h Header, key string) (string, *Error) {
 	vs := h[key]
 	switch len(vs) {
@@ -129,4 +131,108 @@ func DecodeHeaderValue(v string) (string, bool) {
 
 func headerError(msg string) *Error {
 	return Errorf(CodeHeaderMismatch, "Header mismatch: "+msg)
+}
+
+// CheckParamHeaders checks each x-mcp-header argument of a tool against its
+// Mcp-Param-<Name> header (SEP-2243; DESIGN §5: -32020 on any
+// disagreement). The arguments are decoded only for tools that declare such
+// headers; arguments that are not an object are left to the method, which
+// answers -32602.
+func CheckParamHeaders(h Header, params []protocol.HeaderParam, arguments RawJSON) *Error {
+	if len(params) == 0 {
+		return nil
+	}
+	var args map[string]any
+	if arguments != nil {
+		if arguments[0] != '{' || Unmarshal(arguments, &args) != nil {
+			return nil
+		}
+	}
+	for _, p := range params {
+		key := textproto.CanonicalMIMEHeaderKey(HeaderParamPrefix + p.Name)
+		value, perr := single(h, key)
+		if perr != nil {
+			return perr
+		}
+		_, present := h[key]
+		if perr := checkParamHeader(p.Name, value, present, lookup(args, p.Path)); perr != nil {
+			return perr
+		}
+	}
+	return nil
+}
+
+// lookup returns the value at path in args, nil when absent or null.
+func lookup(args map[string]any, path []string) any {
+	var v any = args
+	for _, name := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[name]
+	}
+	return v
+}
+
+// checkParamHeader compares one Mcp-Param-<Name> header with the argument it
+// mirrors (SEP-2243; DESIGN §5: -32020 on any disagreement). header is the
+// header's value with OWS trimmed and present says whether it was sent; arg
+// is the argument as decoded (nil when absent or null).
+//
+// An argument that is present requires the header; an absent or null one
+// requires its absence. Values are compared after Base64-sentinel decoding:
+// strings exactly, integers numerically (so "042" matches 42), booleans as
+// "true" or "false".
+func checkParamHeader(name, header string, present bool, arg any) *Error {
+	key := "Mcp-Param-" + name
+	if arg == nil {
+		if present {
+			return headerError("the " + key + " header is sent but its argument is absent")
+		}
+		return nil
+	}
+	if !present {
+		return headerError("the " + key + " header is required")
+	}
+	v, ok := DecodeHeaderValue(header)
+	if !ok {
+		return headerError("the " + key + " header has an invalid Base64 value")
+	}
+	match := false
+	switch a := arg.(type) {
+	case string:
+		match = v == a
+	case bool:
+		match = v == strconv.FormatBool(a)
+	case float64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		match = err == nil && float64(n) == a
+	}
+	if !match {
+		return headerError("the " + key + " header does not match the argument")
+	}
+	return nil
+}
+
+// CheckCapabilities refuses a request that did not declare every client
+// capability in need (-32021, HTTP 400). data.requiredCapabilities is a
+// ClientCapabilities object naming everything needed, so a client learns
+// the whole requirement from one answer.
+func CheckCapabilities(meta *RequestMeta, need []string) *Error {
+	missing := false
+	for _, c := range need {
+		if !meta.HasCapability(c) {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return nil
+	}
+	required := make(map[string]struct{}, len(need))
+	for _, c := range need {
+		required[c] = struct{}{}
+	}
+	return NewError(CodeMissingRequiredClientCapability).WithData(map[string]any{"requiredCapabilities": required})
 }

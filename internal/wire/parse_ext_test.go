@@ -191,10 +191,10 @@ func TestCheckHeadersOrder(t *testing.T) {
 	}
 }
 
-func TestAppendError(t *testing.T) {
+func TestAppendErrorObject(t *testing.T) {
 	t.Parallel()
-	got := string(wire.AppendError(nil, wire.ID{}, wire.UnsupportedVersion("x")))
-	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}}`
+	got := string(wire.AppendErrorObject(nil, wire.UnsupportedVersion("x")))
+	want := `{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}`
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}

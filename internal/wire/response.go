@@ -8,25 +8,12 @@ import (
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// AppendResult appends the JSON-RPC success answer for id with result (the
-// encoded result object) to dst. Built by hand: the envelope is fixed text
-// around two values that are already JSON, so encoding it would only cost.
-func AppendResult(dst []byte, id ID, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.JSON()...)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, result...)
-	return append(dst, '}')
-}
-
-// AppendError appends the JSON-RPC error answer for id to dst. The zero ID
-// is written as "id": null (DESIGN §5: the id is echoed when it could be
-// read, null otherwise, as JSON-RPC 2.0 prescribes). Data that cannot be
-// encoded is left out rather than failing the answer.
-func AppendError(dst []byte, id ID, e *Error) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.JSON()...)
-	dst = append(dst, `,"error":{"code":`...)
+// AppendErrorObject appends the error member of a JSON-RPC error answer,
+// {"code":…,"message":…,"data":…}, to dst. Data that cannot be encoded is
+// left out rather than failing the answer. The envelope around it (and the
+// id) is the HTTP edge's to write.
+func AppendErrorObject(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
 	msg, err := Marshal(e.Message)
@@ -40,7 +27,7 @@ func AppendError(dst []byte, id ID, e *Error) []byte {
 			dst = append(dst, data...)
 		}
 	}
-	return append(dst, "}}"...)
+	return append(dst, '}')
 }
 
 // ServerMeta returns the result _meta object that names the server; every
@@ -49,33 +36,27 @@ func ServerMeta(info protocol.Implementation) (RawJSON, error) {
 	return Marshal(map[string]protocol.Implementation{MetaServerInfo: info})
 }
 
-// ProgressNotification returns the JSON text of a notifications/progress
-// message. progress must increase from one notification to the next.
-func ProgressNotification(token RawJSON, progress float64, total *float64, message string) ([]byte, error) {
-	type params struct {
+// ProgressParams returns the JSON text of the params of a
+// notifications/progress message. progress must increase from one
+// notification to the next.
+func ProgressParams(token RawJSON, progress float64, total *float64, message string) ([]byte, error) {
+	return Marshal(struct {
 		ProgressToken RawJSON  `json:"progressToken"`
 		Progress      float64  `json:"progress"`
 		Total         *float64 `json:"total,omitempty"`
 		Message       string   `json:"message,omitempty"`
-	}
-	return Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  params `json:"params"`
-	}{"2.0", "notifications/progress", params{token, progress, total, message}})
+	}{token, progress, total, message})
 }
 
-// AppendCallToolResult appends the JSON-RPC answer carrying a tools/call
-// result to dst: the tool's content, structuredContent and isError, plus the
+// AppendCallToolResult appends a tools/call result object to dst: the
+// tool's content, structuredContent and isError, plus the
 // resultType and _meta every 2026-07-28 result carries (meta, the encoded
 // _meta object). It writes text blocks and already-encoded structured
 // content (RawJSON) by hand and encodes the rest with the JSON encoder: the
 // common result costs no reflection (bench/: reflective encoding was ~10% of
 // a tools/call's CPU). A value that cannot be encoded is an error.
-func AppendCallToolResult(dst []byte, id ID, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.JSON()...)
-	dst = append(dst, `,"result":{"content":[`...)
+func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
+	dst = append(dst, `{"content":[`...)
 	var err error
 	for i, c := range r.Content {
 		if i > 0 {
@@ -113,5 +94,5 @@ func AppendCallToolResult(dst []byte, id ID, r *protocol.CallToolResult, meta Ra
 	}
 	dst = append(dst, `,"resultType":"complete","_meta":`...)
 	dst = append(dst, meta...)
-	return append(dst, "}}"...), nil
+	return append(dst, '}'), nil
 }

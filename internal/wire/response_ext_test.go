@@ -9,7 +9,7 @@ import (
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// TestAppendCallToolResult: the hand-written encoding of a tools/call answer
+// TestAppendCallToolResult: the hand-written encoding of a tools/call result
 // is valid JSON and means what the reflective encoding of the same result
 // means, for every kind of block and member.
 func TestAppendCallToolResult(t *testing.T) {
@@ -34,7 +34,7 @@ func TestAppendCallToolResult(t *testing.T) {
 	}
 	meta := wire.RawJSON(`{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
 	for i, r := range results {
-		got, err := wire.AppendCallToolResult(nil, wire.NewIntID(int64(i)), r, meta)
+		got, err := wire.AppendCallToolResult(nil, r, meta)
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
@@ -47,22 +47,12 @@ func TestAppendCallToolResult(t *testing.T) {
 			content = []protocol.Content{}
 		}
 		ref, err := wire.Marshal(struct {
-			JSONRPC string `json:"jsonrpc"`
-			ID      int    `json:"id"`
-			Result  struct {
-				Content           []protocol.Content `json:"content"`
-				StructuredContent any                `json:"structuredContent,omitempty"`
-				IsError           bool               `json:"isError,omitzero"`
-				ResultType        string             `json:"resultType"`
-				Meta              wire.RawJSON       `json:"_meta"`
-			} `json:"result"`
-		}{"2.0", i, struct {
 			Content           []protocol.Content `json:"content"`
 			StructuredContent any                `json:"structuredContent,omitempty"`
 			IsError           bool               `json:"isError,omitzero"`
 			ResultType        string             `json:"resultType"`
 			Meta              wire.RawJSON       `json:"_meta"`
-		}{content, r.StructuredContent, r.IsError, "complete", meta}})
+		}{content, r.StructuredContent, r.IsError, "complete", meta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +64,7 @@ func TestAppendCallToolResult(t *testing.T) {
 			t.Errorf("%d:\n got %s\nwant %s", i, got, ref)
 		}
 	}
-	if _, err := wire.AppendCallToolResult(nil, wire.ID{}, protocol.TextResult("\xff"), meta); err == nil {
+	if _, err := wire.AppendCallToolResult(nil, protocol.TextResult("\xff"), meta); err == nil {
 		t.Errorf("invalid UTF-8 text encoded without error")
 	}
 }

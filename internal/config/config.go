@@ -1,0 +1,70 @@
+// Package config is the server's settings after defaults: the one
+// configuration every internal package reads. wymcp.Options is its public
+// form; wymcp.New resolves one into the other, once, and every component
+// takes the same *Server. Defaults are defined here and nowhere else.
+package config
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// The defaults that zero settings stand for.
+const (
+	// DefaultPageSize is the number of tools per tools/list page.
+	DefaultPageSize = 100
+	// DefaultCacheTTL is the ttlMs of server/discover and tools/list: the
+	// tool set never changes while a server runs, so only a deploy makes a
+	// cached list stale.
+	DefaultCacheTTL = 5 * time.Minute
+	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxInFlight is high enough that only a flood reaches it, low
+	// enough that a flood cannot grow memory without bound.
+	DefaultMaxInFlight = 4096
+	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
+	// link, short enough that a stalled reader lets go of its place.
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// Server is a resolved configuration: every field holds the value in
+// force, with no zero standing for a default (but see TracerProvider).
+type Server struct {
+	// Info names the server in every result's _meta.
+	Info protocol.Implementation
+	// Instructions is returned by server/discover when not empty.
+	Instructions string
+	// Tools is the tool set, fixed for the server's life.
+	Tools *tools.Set
+	// PageSize is the number of tools per tools/list page (> 0).
+	PageSize int
+	// CacheTTL is the ttlMs of server/discover and tools/list (>= 0).
+	CacheTTL time.Duration
+	// CursorSecret keys the tools/list cursors' MAC.
+	CursorSecret []byte
+	// MaxBodyBytes bounds a request body (> 0).
+	MaxBodyBytes int64
+	// MaxInFlight bounds the requests being answered at once; 0 means
+	// unbounded.
+	MaxInFlight int64
+	// WriteTimeout bounds the sending of one answer; 0 means no bound.
+	WriteTimeout time.Duration
+	// AllowedOrigins and AllowedHosts are the browser origins and Host
+	// values allowed besides the loopback ones (DNS-rebinding protection).
+	AllowedOrigins, AllowedHosts []string
+	// TracerProvider and MeterProvider receive spans and metrics. Nil is
+	// not a default but a choice kept as it is: the OpenTelemetry globals,
+	// read when telemetry starts and followed if an SDK is installed later.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Logger receives contained faults and the actor system's warnings.
+	Logger *slog.Logger
+	// Workers is the pool size of each precomputed method.
+	Workers int
+}

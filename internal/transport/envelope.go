@@ -1,0 +1,110 @@
+package transport
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/wymcp/wymcp/internal/actors"
+	"github.com/wymcp/wymcp/internal/wire"
+)
+
+// Every JSON-RPC message the server sends is framed here: the envelope
+// around a method's reply or a rejection's error, with the request's id,
+// and the progress notifications of a stream. The methods return values
+// (actors.Reply); nothing below the edge knows an id or an envelope.
+//
+// A result envelope is written in pieces around the result's bytes rather
+// than copied into one buffer: server/discover and tools/list answer with
+// bytes precomputed at build time, and writing them as they are costs no
+// allocation. net/http buffers the pieces (its 2 KiB chunking buffer), so
+// a small answer still leaves in one write with its Content-Length.
+
+const (
+	resultHead = `{"jsonrpc":"2.0","id":`
+	resultMid  = `,"result":`
+	errorMid   = `,"error":`
+	closeBrace = `}`
+	sseHead    = "event: message\ndata: "
+	sseTail    = "\n\n"
+)
+
+// envelope is one JSON-RPC response message: the id's JSON text, then the
+// result object or, when body is an error object, the error.
+type envelope struct {
+	id      string // the id's JSON text ("null" when unread)
+	isError bool
+	body    []byte // the result object, or the error object
+}
+
+// replyEnvelope frames a method's reply for id.
+func replyEnvelope(id wire.ID, r actors.Reply) envelope {
+	if r.Err != nil {
+		return errorEnvelope(id, r.Err)
+	}
+	return envelope{id: id.JSON(), body: r.Result}
+}
+
+// errorEnvelope frames a JSON-RPC error for id (DESIGN §5: the id is echoed
+// when it could be read, null otherwise).
+func errorEnvelope(id wire.ID, e *wire.Error) envelope {
+	return envelope{id: id.JSON(), isError: true, body: wire.AppendErrorObject(make([]byte, 0, 96), e)}
+}
+
+// len returns the envelope's length in bytes.
+func (e envelope) len() int {
+	return len(resultHead) + len(e.id) + len(resultMid) + len(e.body) + len(closeBrace)
+}
+
+// writeTo writes the envelope to w.
+func (e envelope) writeTo(w io.Writer) {
+	_, _ = io.WriteString(w, resultHead)
+	_, _ = io.WriteString(w, e.id)
+	if e.isError {
+		_, _ = io.WriteString(w, errorMid)
+	} else {
+		_, _ = io.WriteString(w, resultMid)
+	}
+	_, _ = w.Write(e.body)
+	_, _ = io.WriteString(w, closeBrace)
+}
+
+// writeSSE writes the envelope as one Server-Sent Events frame. JSON never
+// contains a raw newline, so one data line always holds the message.
+func (e envelope) writeSSE(w io.Writer) {
+	_, _ = io.WriteString(w, sseHead)
+	e.writeTo(w)
+	_, _ = io.WriteString(w, sseTail)
+}
+
+var jsonContentType = []string{"application/json"}
+
+// chunkingThreshold is the most net/http buffers before it starts a
+// chunked body: an answer that fits is sent whole, with a Content-Length
+// net/http computes itself, when the handler returns.
+const chunkingThreshold = 2048
+
+// writeJSON writes e as a complete JSON answer with status. A larger answer
+// sets its Content-Length itself, so that no answer is chunked.
+func writeJSON(w http.ResponseWriter, status int, e envelope) {
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonContentType
+	if n := e.len(); n >= chunkingThreshold {
+		hdr["Content-Length"] = []string{strconv.Itoa(n)}
+	}
+	w.WriteHeader(status)
+	e.writeTo(w)
+}
+
+// progressNotification returns a notifications/progress message, the one
+// kind of notification a stream carries before its answer.
+func progressNotification(token wire.RawJSON, progress float64, total *float64, message string) ([]byte, error) {
+	params, err := wire.ProgressParams(token, progress, total, message)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(params)+64)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/progress","params":`...)
+	b = append(b, params...)
+	return append(b, '}'), nil
+}
