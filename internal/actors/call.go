@@ -27,7 +27,7 @@ type Call struct {
 	// deadline, from the watchdog's goroutine: the tool runs on the
 	// requester's goroutine, which cannot return it from Ask before the
 	// tool returns. The HTTP edge writes it.
-	Late func(Reply)
+	Late LateWriter
 
 	// The reply: claimed once (settled), then published under mu, which
 	// also guards wake, made only for a requester that has to wait.
@@ -43,6 +43,13 @@ type Call struct {
 	due        time.Time
 	watched    bool
 	shard      uint8
+}
+
+// LateWriter is the HTTP edge's writer of a reply that Ask cannot return
+// in time (an interface, not a func: a method value would cost the
+// request an allocation).
+type LateWriter interface {
+	WriteLate(Reply)
 }
 
 // NewCall returns a Call ready to be asked.

@@ -130,7 +130,7 @@ func New(cfg *config.Server) (*System, error) {
 						overdueFault(r)
 					}
 				}()
-				c.Late(r)
+				c.Late.WriteLate(r)
 			}()
 		}
 	}, overdueFault)

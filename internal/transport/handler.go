@@ -155,7 +155,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 	defer h.obs.CallEnded(ctx)
 	resp := &responder{h: h, w: w, id: call.Request.ID}
 	defer resp.close()
-	call.Late = resp.late
+	call.Late = resp
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
 	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header.Values("Accept")) {

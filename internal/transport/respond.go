@@ -51,10 +51,12 @@ func (p *responder) answer(r actors.Reply) {
 	p.h.writeAnswer(p.w, e)
 }
 
-// late writes the watchdog's reply while the tool still holds the
+var _ actors.LateWriter = (*responder)(nil)
+
+// WriteLate writes the watchdog's reply while the tool still holds the
 // request's goroutine, and flushes it: the handler, which would flush on
 // return, returns only when the tool does.
-func (p *responder) late(r actors.Reply) {
+func (p *responder) WriteLate(r actors.Reply) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over {
