@@ -31,13 +31,23 @@ import (
 // Implementation names the server: it goes in every result's _meta.
 type Implementation = protocol.Implementation
 
-// The defaults that zero fields of Options stand for.
+// The defaults that zero fields of Options stand for, defined here and
+// nowhere else (New resolves them once).
 const (
-	DefaultPageSize     = config.DefaultPageSize     // tools per tools/list page
-	DefaultCacheTTL     = config.DefaultCacheTTL     // ttlMs of server/discover and tools/list
-	DefaultMaxBodyBytes = config.DefaultMaxBodyBytes // 4 MiB, the TypeScript SDK's limit
-	DefaultMaxInFlight  = config.DefaultMaxInFlight  // requests answered at once
-	DefaultWriteTimeout = config.DefaultWriteTimeout // time to send one answer
+	// DefaultPageSize is the number of tools per tools/list page.
+	DefaultPageSize = 100
+	// DefaultCacheTTL is the ttlMs of server/discover and tools/list: the
+	// tool set never changes while a server runs, so only a deploy makes a
+	// cached list stale.
+	DefaultCacheTTL = 5 * time.Minute
+	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxInFlight is high enough that only a flood reaches it, low
+	// enough that a flood cannot grow memory without bound.
+	DefaultMaxInFlight = 4096
+	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
+	// link, short enough that a stalled reader lets go of its place.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
 // Options configures a Server. A nil *Options, and every zero field, means

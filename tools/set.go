@@ -36,9 +36,6 @@ func NewSet(ts ...*Tool) (*Set, error) {
 // Tools returns the tools in their order. It is a copy.
 func (s *Set) Tools() []*Tool { return slices.Clone(s.list) }
 
-// Lookup returns the tool named name, or nil.
-func (s *Set) Lookup(name string) *Tool { return s.byName[name] }
-
 // Resolve reads a tools/call params.name as sent (a JSON value) and returns
 // the tool it names and the name. An unknown name returns a nil tool and the
 // name decoded; ok is false for an absent or non-string name.

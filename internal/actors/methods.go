@@ -44,7 +44,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	t := &tables{serverInfo: info, serverMeta: meta, cursors: map[string]int{}}
 	t.discoverResult, err = wire.Marshal(wire.DiscoverResult{
 		ResultType:        wire.ResultTypeComplete,
-		SupportedVersions: wire.SupportedVersions,
+		SupportedVersions: wire.SupportedVersions(),
 		Capabilities:      wire.RawJSON(`{"tools":{}}`),
 		Instructions:      cfg.Instructions,
 		TTLMs:             ttl.Milliseconds(),

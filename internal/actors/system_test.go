@@ -24,8 +24,8 @@ func newTestSystem(t *testing.T) *System {
 		t.Fatal(err)
 	}
 	s, err := New(&config.Server{
-		Info: protocol.Implementation{Name: "t", Version: "1"}, Tools: set, PageSize: config.DefaultPageSize,
-		CacheTTL: config.DefaultCacheTTL, Logger: slog.New(slog.DiscardHandler), Workers: 2,
+		Info: protocol.Implementation{Name: "t", Version: "1"}, Tools: set, PageSize: 100,
+		CacheTTL: time.Minute, Logger: slog.New(slog.DiscardHandler), Workers: 2,
 	})
 	if err != nil {
 		t.Fatal(err)

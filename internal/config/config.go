@@ -1,7 +1,8 @@
 // Package config is the server's settings after defaults: the one
 // configuration every internal package reads. wymcp.Options is its public
-// form; wymcp.New resolves one into the other, once, and every component
-// takes the same *Server. Defaults are defined here and nowhere else.
+// form, and the defaults are wymcp's exported Default constants; wymcp.New
+// resolves one into the other, once, and every component takes the same
+// *Server. No internal package has a default of its own.
 package config
 
 import (
@@ -13,24 +14,6 @@ import (
 
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
-)
-
-// The defaults that zero settings stand for.
-const (
-	// DefaultPageSize is the number of tools per tools/list page.
-	DefaultPageSize = 100
-	// DefaultCacheTTL is the ttlMs of server/discover and tools/list: the
-	// tool set never changes while a server runs, so only a deploy makes a
-	// cached list stale.
-	DefaultCacheTTL = 5 * time.Minute
-	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
-	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlight is high enough that only a flood reaches it, low
-	// enough that a flood cannot grow memory without bound.
-	DefaultMaxInFlight = 4096
-	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
-	// link, short enough that a stalled reader lets go of its place.
-	DefaultWriteTimeout = 30 * time.Second
 )
 
 // Server is a resolved configuration: every field holds the value in

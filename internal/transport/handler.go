@@ -16,8 +16,8 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// RetryAfterSeconds is the Retry-After of a 503.
-const RetryAfterSeconds = "1"
+// retryAfterSeconds is the Retry-After of a 503.
+const retryAfterSeconds = "1"
 
 // Handler is the MCP endpoint: an http.Handler for POSTs to one path.
 type Handler struct {
@@ -61,9 +61,9 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 
 var (
 	rejOverload = reject(StageOverload, http.StatusServiceUnavailable,
-		wire.Errorf(wire.CodeInternalError, "Server busy: retry later")).with("Retry-After", RetryAfterSeconds)
+		wire.Errorf(wire.CodeInternalError, "Server busy: retry later")).with("Retry-After", retryAfterSeconds)
 	rejClosing = reject(StageOverload, http.StatusServiceUnavailable,
-		wire.Errorf(wire.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", RetryAfterSeconds).with("Connection", "close")
+		wire.Errorf(wire.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", retryAfterSeconds).with("Connection", "close")
 )
 
 // ServeHTTP runs the request path of DESIGN §3.
@@ -276,5 +276,3 @@ func (h *Handler) Drain(ctx context.Context) error {
 	}
 }
 
-// InFlight returns the number of requests in the method stage.
-func (h *Handler) InFlight() int { return int(h.inFlight.Load()) }

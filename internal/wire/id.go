@@ -59,12 +59,6 @@ func isInt64Literal(b []byte) bool {
 	return n <= limit
 }
 
-// NewStringID returns the ID of a string id, for tests and clients.
-func NewStringID(s string) ID {
-	b, _ := Marshal(s)
-	return ID{raw: string(b)}
-}
-
 // NewIntID returns the ID of an integer id.
 func NewIntID(n int64) ID {
 	b, _ := Marshal(n)

@@ -109,13 +109,13 @@ func parseMeta(f *fields) (RequestMeta, *Error) {
 
 // protocolVersion unquotes the protocol version of a `_meta`. A supported
 // revision, the version nearly every request names, comes back as the
-// string of SupportedVersions: comparing the bytes with a string allocates
+// string of supported: comparing the bytes with a string allocates
 // nothing, where unquote copies them into a new string per request unless
 // its own short list of constants names them. Any other string (escaped,
 // or a revision we do not serve) is unquoted.
 func protocolVersion(v RawJSON) (string, bool) {
 	if inner, ok := plainString(v); ok {
-		for _, known := range SupportedVersions {
+		for _, known := range supported {
 			if string(inner) == known {
 				return known, true
 			}
