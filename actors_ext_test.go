@@ -3,19 +3,13 @@ package wymcp_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
-
-func withID(r rpc, id int) rpc {
-	r.body = strings.Replace(r.body, `"id":1,`, fmt.Sprintf(`"id":%d,`, id), 1)
-	return r
-}
 
 // TestFaultAmongCallsInFlight: a fault past a method answers -32603 with
 // the faulting request's id, while 100 other requests in flight still get
@@ -25,20 +19,20 @@ func TestFaultAmongCallsInFlight(t *testing.T) {
 	probe := &testProbe{started: make(chan struct{}, 100)}
 	_, hs := newTestServer(t, nil, probe)
 	var wg sync.WaitGroup
-	results := make([]reply, 100)
+	results := make([]mcptest.Reply, 100)
 	for i := range results {
 		wg.Go(func() {
-			results[i] = send(t, hs, withID(toolCall("slow", `{"ms":300}`), i+1))
+			results[i] = hs.Send(t, mcptest.ToolCall("slow", `{"ms":300}`).WithID(i+1))
 		})
 	}
 	for range 100 {
 		<-probe.started
 	}
-	send(t, hs, withID(toolCall("bad_result", `{}`), 1000)).expectError(t, 200, -32603, "1000")
+	hs.Send(t, mcptest.ToolCall("bad_result", `{}`).WithID(1000)).ExpectError(t, 200, -32603, "1000")
 	wg.Wait()
 	for i, rep := range results {
-		res := rep.expectResult(t, fmt.Sprint(i+1))
-		if text, isErr := toolText(t, res); isErr || text != `"slept"` {
+		res := rep.ExpectResult(t, fmt.Sprint(i+1))
+		if text, isErr := mcptest.ToolText(t, res); isErr || text != `"slept"` {
 			t.Errorf("call %d: %q isError %v", i+1, text, isErr)
 		}
 	}
@@ -51,10 +45,10 @@ func TestThousandFaults(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
 	for i := range 1000 {
-		send(t, hs, withID(toolCall("bad_result", `{}`), i)).expectError(t, 200, -32603, fmt.Sprint(i))
+		hs.Send(t, mcptest.ToolCall("bad_result", `{}`).WithID(i)).ExpectError(t, 200, -32603, fmt.Sprint(i))
 		if i%10 == 0 {
-			res := send(t, hs, withID(toolCall("panic", `{}`), i)).expectResult(t, fmt.Sprint(i))
-			if _, isErr := toolText(t, res); !isErr {
+			res := hs.Send(t, mcptest.ToolCall("panic", `{}`).WithID(i)).ExpectResult(t, fmt.Sprint(i))
+			if _, isErr := mcptest.ToolText(t, res); !isErr {
 				t.Fatalf("panic %d was not an isError result", i)
 			}
 		}
@@ -62,9 +56,9 @@ func TestThousandFaults(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	send(t, hs, toolCall("echo", `{"text":"still here"}`)).expectResult(t, "1")
-	send(t, hs, methodCall("tools/list", "")).expectResult(t, "1")
-	send(t, hs, methodCall("server/discover", "")).expectResult(t, "1")
+	hs.Send(t, mcptest.ToolCall("echo", `{"text":"still here"}`)).ExpectResult(t, "1")
+	hs.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
+	hs.Send(t, mcptest.Call("server/discover", "")).ExpectResult(t, "1")
 }
 
 // TestSlowToolDelaysNoOther: a tool sleeping 10 s does not delay a
@@ -79,11 +73,11 @@ func TestSlowToolDelaysNoOther(t *testing.T) {
 	slowDone := make(chan struct{})
 	go func() {
 		defer close(slowDone)
-		_ = sendRaw(ctx, hs, toolCall("slow", `{"ms":10000}`))
+		_ = hs.Abandon(ctx, mcptest.ToolCall("slow", `{"ms":10000}`))
 	}()
 	<-probe.started
 	for i := range 20 {
-		send(t, hs, withID(toolCall("echo", `{"text":"fast"}`), i)).expectResult(t, fmt.Sprint(i))
+		hs.Send(t, mcptest.ToolCall("echo", `{"text":"fast"}`).WithID(i)).ExpectResult(t, fmt.Sprint(i))
 	}
 	select {
 	case <-slowDone:
@@ -104,7 +98,7 @@ func TestDisconnectCancelsTool(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = sendRaw(ctx, hs, toolCall("slow", `{"ms":20000}`))
+		_ = hs.Abandon(ctx, mcptest.ToolCall("slow", `{"ms":20000}`))
 	}()
 	<-probe.started
 	cancel()
@@ -119,7 +113,7 @@ func TestDisconnectCancelsTool(t *testing.T) {
 }
 
 // TestStubbornToolCutOff: a tool that ignores its context does not hold
-// the reply forever: past its deadline (and a grace) the call is answered
+// the mcptest.Reply forever: past its deadline (and a grace) the call is answered
 // with the deadline's isError result, and the client has it before the
 // tool returns (the tool runs on the request's goroutine; the watchdog
 // writes and flushes the answer while it still sleeps).
@@ -127,11 +121,11 @@ func TestStubbornToolCutOff(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
 	start := time.Now()
-	res := send(t, hs, toolCall("stubborn", `{}`)).expectResult(t, "1")
+	res := hs.Send(t, mcptest.ToolCall("stubborn", `{}`)).ExpectResult(t, "1")
 	if d := time.Since(start); d >= 3*time.Second {
 		t.Errorf("answered after %v: the client waited for the 3 s tool, not its 50 ms deadline", d)
 	}
-	if text, isErr := toolText(t, res); !isErr || text != "Tool stubborn timed out after 50ms" {
+	if text, isErr := mcptest.ToolText(t, res); !isErr || text != "Tool stubborn timed out after 50ms" {
 		t.Errorf("text %q isError %v", text, isErr)
 	}
 }
@@ -147,42 +141,28 @@ func TestOverload(t *testing.T) {
 	ctx, release := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range 2 {
-		wg.Go(func() { _ = sendRaw(ctx, hs, withID(toolCall("slow", `{"ms":60000}`), i)) })
+		wg.Go(func() { _ = hs.Abandon(ctx, mcptest.ToolCall("slow", `{"ms":60000}`).WithID(i)) })
 	}
 	<-probe.started
 	<-probe.started
-	rep := send(t, hs, withID(toolCall("echo", `{"text":"x"}`), 77))
-	rep.expectError(t, 503, -32603, "77")
+	rep := hs.Send(t, mcptest.ToolCall("echo", `{"text":"x"}`).WithID(77))
+	rep.ExpectError(t, 503, -32603, "77")
 	wantHeader(t, rep, "Retry-After", "1")
 	release()
 	wg.Wait()
 	// The bound frees as calls finish.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rep := send(t, hs, toolCall("echo", `{"text":"x"}`))
-		if rep.status == 200 {
-			rep.expectResult(t, "1")
+		rep := hs.Send(t, mcptest.ToolCall("echo", `{"text":"x"}`))
+		if rep.Status == 200 {
+			rep.ExpectResult(t, "1")
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the bound did not free: %d %s", rep.status, rep.raw)
+			t.Fatalf("the bound did not free: %d %s", rep.Status, rep.Raw)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// sendRaw posts r with the usual headers and discards the answer; it is
-// for calls the test abandons by cancelling ctx.
-func sendRaw(ctx context.Context, hs *httptest.Server, r rpc) error {
-	req, err := r.request(ctx, hs.URL)
-	if err != nil {
-		return err
-	}
-	resp, err := hs.Client().Do(req)
-	if err != nil {
-		return err
-	}
-	return resp.Body.Close()
 }
 
 // TestShutdownAnswersAccepted: Shutdown lets every admitted call finish and
@@ -192,9 +172,9 @@ func TestShutdownAnswersAccepted(t *testing.T) {
 	probe := &testProbe{started: make(chan struct{}, 20)}
 	srv, hs := newTestServer(t, nil, probe)
 	var wg sync.WaitGroup
-	results := make([]reply, 20)
+	results := make([]mcptest.Reply, 20)
 	for i := range results {
-		wg.Go(func() { results[i] = send(t, hs, withID(toolCall("slow", `{"ms":300}`), i)) })
+		wg.Go(func() { results[i] = hs.Send(t, mcptest.ToolCall("slow", `{"ms":300}`).WithID(i)) })
 	}
 	for range 20 {
 		<-probe.started
@@ -206,12 +186,12 @@ func TestShutdownAnswersAccepted(t *testing.T) {
 	}
 	wg.Wait()
 	for i, rep := range results {
-		res := rep.expectResult(t, fmt.Sprint(i))
-		if text, isErr := toolText(t, res); isErr || text != `"slept"` {
+		res := rep.ExpectResult(t, fmt.Sprint(i))
+		if text, isErr := mcptest.ToolText(t, res); isErr || text != `"slept"` {
 			t.Errorf("call %d: %q isError %v", i, text, isErr)
 		}
 	}
-	rep := send(t, hs, toolCall("echo", `{"text":"late"}`))
-	rep.expectError(t, 503, -32603, "1")
+	rep := hs.Send(t, mcptest.ToolCall("echo", `{"text":"late"}`))
+	rep.ExpectError(t, 503, -32603, "1")
 	wantHeader(t, rep, "Retry-After", "1")
 }

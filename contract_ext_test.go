@@ -1,11 +1,13 @@
 package wymcp_test
 
 import (
-	"github.com/wymcp/wymcp"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // TestRejections is DESIGN §5's table, one case per row (and per shape a
@@ -14,120 +16,120 @@ import (
 func TestRejections(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{MaxBodyBytes: 1 << 10}, nil)
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + goodMeta + `,"pad":"` + strings.Repeat("x", 2<<10) + `"}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + mcptest.Meta + `,"pad":"` + strings.Repeat("x", 2<<10) + `"}}`
 
 	cases := []struct {
 		name   string
 		row    string
-		req    rpc
+		req    mcptest.RPC
 		status int
 		code   int
 		id     string
-		check  func(t *testing.T, rep reply)
+		check  func(t *testing.T, rep mcptest.Reply)
 	}{
 		// Stage 1: the wire.
-		{name: "GET", row: "GET, DELETE, any verb but POST", req: rpc{verb: "GET"}, status: 405, code: -32600, id: "null",
-			check: func(t *testing.T, rep reply) { wantHeader(t, rep, "Allow", "POST") }},
-		{name: "DELETE", row: "GET, DELETE, any verb but POST", req: rpc{verb: "DELETE"}, status: 405, code: -32600, id: "null",
-			check: func(t *testing.T, rep reply) { wantHeader(t, rep, "Allow", "POST") }},
-		{name: "PUT", row: "GET, DELETE, any verb but POST", req: withVerb(methodCall("tools/list", ""), "PUT"), status: 405, code: -32600, id: "null"},
-		{name: "foreign Origin", row: "Origin present and not allowed", req: methodCall("tools/list", "").with("Origin", "https://evil.example.com"), status: 403, code: -32600, id: "null"},
-		{name: "null Origin", row: "Origin present and not allowed", req: methodCall("tools/list", "").with("Origin", "null"), status: 403, code: -32600, id: "null"},
-		{name: "foreign Host on loopback", row: "Host not allowed (DNS rebinding)", req: methodCall("tools/list", "").with("Host", "evil.example.com"), status: 403, code: -32600, id: "null"},
-		{name: "text/plain", row: "Content-Type not application/json", req: methodCall("tools/list", "").with("Content-Type", "text/plain"), status: 415, code: -32600, id: "null"},
-		{name: "no Content-Type", row: "Content-Type not application/json", req: methodCall("tools/list", "").with("Content-Type", ""), status: 415, code: -32600, id: "null"},
-		{name: "Accept text/html", row: "Accept present and admits neither", req: methodCall("tools/list", "").with("Accept", "text/html"), status: 406, code: -32600, id: "null"},
-		{name: "body over the limit", row: "body over the limit", req: rpc{body: big, headers: map[string]string{"Mcp-Method": "tools/list"}}, status: 413, code: -32600, id: "null"},
+		{name: "GET", row: "GET, DELETE, any verb but POST", req: mcptest.RPC{Verb: "GET"}, status: 405, code: -32600, id: "null",
+			check: func(t *testing.T, rep mcptest.Reply) { wantHeader(t, rep, "Allow", "POST") }},
+		{name: "DELETE", row: "GET, DELETE, any verb but POST", req: mcptest.RPC{Verb: "DELETE"}, status: 405, code: -32600, id: "null",
+			check: func(t *testing.T, rep mcptest.Reply) { wantHeader(t, rep, "Allow", "POST") }},
+		{name: "PUT", row: "GET, DELETE, any verb but POST", req: withVerb(mcptest.Call("tools/list", ""), "PUT"), status: 405, code: -32600, id: "null"},
+		{name: "foreign Origin", row: "Origin present and not allowed", req: mcptest.Call("tools/list", "").With("Origin", "https://evil.example.com"), status: 403, code: -32600, id: "null"},
+		{name: "null Origin", row: "Origin present and not allowed", req: mcptest.Call("tools/list", "").With("Origin", "null"), status: 403, code: -32600, id: "null"},
+		{name: "foreign Host on loopback", row: "Host not allowed (DNS rebinding)", req: mcptest.Call("tools/list", "").With("Host", "evil.example.com"), status: 403, code: -32600, id: "null"},
+		{name: "text/plain", row: "Content-Type not application/json", req: mcptest.Call("tools/list", "").With("Content-Type", "text/plain"), status: 415, code: -32600, id: "null"},
+		{name: "no Content-Type", row: "Content-Type not application/json", req: mcptest.Call("tools/list", "").With("Content-Type", ""), status: 415, code: -32600, id: "null"},
+		{name: "Accept text/html", row: "Accept present and admits neither", req: mcptest.Call("tools/list", "").With("Accept", "text/html"), status: 406, code: -32600, id: "null"},
+		{name: "body over the limit", row: "body over the limit", req: mcptest.RPC{Body: big, Headers: map[string]string{"Mcp-Method": "tools/list"}}, status: 413, code: -32600, id: "null"},
 
 		// Stage 2: parse and classify.
-		{name: "empty body", row: "empty body", req: rpc{body: ""}, status: 400, code: -32700, id: "null"},
-		{name: "invalid JSON", row: "invalid JSON", req: rpc{body: `{"jsonrpc":"2.0","id":1,`}, status: 400, code: -32700, id: "null"},
-		{name: "trailing data", row: "invalid JSON", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"} {}`}, status: 400, code: -32700, id: "null"},
-		{name: "duplicate method", row: "duplicate names", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"_meta":` + goodMeta + `}}`}, status: 400, code: -32700, id: "null"},
-		{name: "duplicate _meta key", row: "duplicate names", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`}, status: 400, code: -32700, id: "null"},
-		{name: "invalid UTF-8", row: "invalid UTF-8", req: rpc{body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\xff\"}"}, status: 400, code: -32700, id: "null"},
-		{name: "lone surrogate", row: "invalid UTF-8", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\ud800"}}`}, status: 400, code: -32700, id: "null"},
-		{name: "batch", row: "batch (array)", req: rpc{body: `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`}, status: 400, code: -32600, id: "null"},
-		{name: "posted response", row: "a posted response", req: rpc{body: `{"jsonrpc":"2.0","id":7,"result":{}}`}, status: 400, code: -32600, id: "7"},
-		{name: "jsonrpc 1.0", row: "not a JSON-RPC 2.0 object", req: rpc{body: `{"jsonrpc":"1.0","id":"a","method":"tools/list"}`}, status: 400, code: -32600, id: `"a"`},
-		{name: "no method", row: "not a JSON-RPC 2.0 object", req: rpc{body: `{"jsonrpc":"2.0","id":3}`}, status: 400, code: -32600, id: "3"},
-		{name: "a string", row: "not a JSON-RPC 2.0 object", req: rpc{body: `"tools/list"`}, status: 400, code: -32600, id: "null"},
-		{name: "id null", row: "bad id type", req: rpc{body: `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
-		{name: "id float", row: "bad id type", req: rpc{body: `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
-		{name: "id bool", row: "bad id type", req: rpc{body: `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
-		{name: "id object", row: "bad id type", req: rpc{body: `{"jsonrpc":"2.0","id":{},"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
-		{name: "id past int64", row: "bad id type", req: rpc{body: `{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
+		{name: "empty body", row: "empty body", req: mcptest.RPC{Body: ""}, status: 400, code: -32700, id: "null"},
+		{name: "invalid JSON", row: "invalid JSON", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,`}, status: 400, code: -32700, id: "null"},
+		{name: "trailing data", row: "invalid JSON", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"} {}`}, status: 400, code: -32700, id: "null"},
+		{name: "duplicate method", row: "duplicate names", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"_meta":` + mcptest.Meta + `}}`}, status: 400, code: -32700, id: "null"},
+		{name: "duplicate _meta key", row: "duplicate names", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`}, status: 400, code: -32700, id: "null"},
+		{name: "invalid UTF-8", row: "invalid UTF-8", req: mcptest.RPC{Body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\xff\"}"}, status: 400, code: -32700, id: "null"},
+		{name: "lone surrogate", row: "invalid UTF-8", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\ud800"}}`}, status: 400, code: -32700, id: "null"},
+		{name: "batch", row: "batch (array)", req: mcptest.RPC{Body: `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`}, status: 400, code: -32600, id: "null"},
+		{name: "posted response", row: "a posted response", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":7,"result":{}}`}, status: 400, code: -32600, id: "7"},
+		{name: "jsonrpc 1.0", row: "not a JSON-RPC 2.0 object", req: mcptest.RPC{Body: `{"jsonrpc":"1.0","id":"a","method":"tools/list"}`}, status: 400, code: -32600, id: `"a"`},
+		{name: "no method", row: "not a JSON-RPC 2.0 object", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":3}`}, status: 400, code: -32600, id: "3"},
+		{name: "a string", row: "not a JSON-RPC 2.0 object", req: mcptest.RPC{Body: `"tools/list"`}, status: 400, code: -32600, id: "null"},
+		{name: "id null", row: "bad id type", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
+		{name: "id float", row: "bad id type", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
+		{name: "id bool", row: "bad id type", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
+		{name: "id object", row: "bad id type", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":{},"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
+		{name: "id past int64", row: "bad id type", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}`}, status: 400, code: -32600, id: "null"},
 
 		// Stage 5: the protocol fields.
-		{name: "legacy initialize", row: "initialize without a modern _meta", req: rpc{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`, headers: map[string]string{"MCP-Protocol-Version": ""}},
-			status: 400, code: -32022, id: "0", check: func(t *testing.T, rep reply) {
+		{name: "legacy initialize", row: "initialize without a modern _meta", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`, Headers: map[string]string{"MCP-Protocol-Version": ""}},
+			status: 400, code: -32022, id: "0", check: func(t *testing.T, rep mcptest.Reply) {
 				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": "2025-11-25"})
 			}},
-		{name: "legacy initialize without version", row: "initialize without a modern _meta", req: rpc{body: `{"jsonrpc":"2.0","id":0,"method":"initialize"}`},
-			status: 400, code: -32022, id: "0", check: func(t *testing.T, rep reply) {
+		{name: "legacy initialize without version", row: "initialize without a modern _meta", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize"}`},
+			status: 400, code: -32022, id: "0", check: func(t *testing.T, rep mcptest.Reply) {
 				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": ""})
 			}},
-		{name: "no params", row: "params._meta missing", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "no _meta", row: "params._meta missing", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "_meta not an object", row: "params._meta malformed", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":[]}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "params not an object", row: "params._meta malformed", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":[1]}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "no protocolVersion", row: "missing protocolVersion", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "no clientCapabilities", row: "missing clientCapabilities", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "bad logLevel", row: "bad logLevel", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "clientInfo without version", row: "params._meta malformed", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x"}}}}`, headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
-		{name: "no MCP-Protocol-Version", row: "MCP-Protocol-Version missing", req: methodCall("tools/list", "").with("MCP-Protocol-Version", ""), status: 400, code: -32020, id: "1"},
-		{name: "header and _meta versions differ", row: "MCP-Protocol-Version ≠ _meta version (mismatch beats unsupported)", req: rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, headers: map[string]string{"Mcp-Method": "tools/list"}}, status: 400, code: -32020, id: "1"},
-		{name: "MCP-Protocol-Version twice", row: "MCP-Protocol-Version malformed", req: withExtra(methodCall("tools/list", ""), "MCP-Protocol-Version", "2026-07-28"), status: 400, code: -32020, id: "1"},
-		{name: "no Mcp-Method", row: "Mcp-Method missing", req: methodCall("tools/list", "").with("Mcp-Method", ""), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Method differs", row: "Mcp-Method ≠ method", req: methodCall("tools/list", "").with("Mcp-Method", "tools/call"), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Method case differs", row: "Mcp-Method values are case-sensitive", req: methodCall("tools/list", "").with("Mcp-Method", "TOOLS/LIST"), status: 400, code: -32020, id: "1"},
-		{name: "no Mcp-Name", row: "Mcp-Name missing", req: toolCall("echo", `{"text":"hi"}`).with("Mcp-Name", ""), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Name differs", row: "Mcp-Name ≠ params.name", req: toolCall("echo", `{"text":"hi"}`).with("Mcp-Name", "add"), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Name bad Base64", row: "bad Base64 rejects", req: toolCall("echo", `{"text":"hi"}`).with("Mcp-Name", "=?base64?ZWNo!!?="), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Name Base64 without padding", row: "bad Base64 rejects", req: toolCall("echo", `{"text":"hi"}`).with("Mcp-Name", "=?base64?ZWNobw?="), status: 400, code: -32020, id: "1"},
-		{name: "Mcp-Name twice", row: "Mcp-Name malformed", req: withExtra(toolCall("echo", `{"text":"hi"}`), "Mcp-Name", "echo"), status: 400, code: -32020, id: "1"},
-		{name: "unsupported version", row: "version (header = _meta) not supported", req: rpc{body: `{"jsonrpc":"2.0","id":"v","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, headers: map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "v999.0.0"}},
-			status: 400, code: -32022, id: `"v"`, check: func(t *testing.T, rep reply) {
+		{name: "no params", row: "params._meta missing", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "no _meta", row: "params._meta missing", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "_meta not an object", row: "params._meta malformed", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":[]}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "params not an object", row: "params._meta malformed", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":[1]}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "no protocolVersion", row: "missing protocolVersion", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "no clientCapabilities", row: "missing clientCapabilities", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "bad logLevel", row: "bad logLevel", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "clientInfo without version", row: "params._meta malformed", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x"}}}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
+		{name: "no MCP-Protocol-Version", row: "MCP-Protocol-Version missing", req: mcptest.Call("tools/list", "").With("MCP-Protocol-Version", ""), status: 400, code: -32020, id: "1"},
+		{name: "header and _meta versions differ", row: "MCP-Protocol-Version ≠ _meta version (mismatch beats unsupported)", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, Headers: map[string]string{"Mcp-Method": "tools/list"}}, status: 400, code: -32020, id: "1"},
+		{name: "MCP-Protocol-Version twice", row: "MCP-Protocol-Version malformed", req: mcptest.Call("tools/list", "").WithExtra("MCP-Protocol-Version", "2026-07-28"), status: 400, code: -32020, id: "1"},
+		{name: "no Mcp-Method", row: "Mcp-Method missing", req: mcptest.Call("tools/list", "").With("Mcp-Method", ""), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Method differs", row: "Mcp-Method ≠ method", req: mcptest.Call("tools/list", "").With("Mcp-Method", "tools/call"), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Method case differs", row: "Mcp-Method values are case-sensitive", req: mcptest.Call("tools/list", "").With("Mcp-Method", "TOOLS/LIST"), status: 400, code: -32020, id: "1"},
+		{name: "no Mcp-Name", row: "Mcp-Name missing", req: mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", ""), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Name differs", row: "Mcp-Name ≠ params.name", req: mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", "add"), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Name bad Base64", row: "bad Base64 rejects", req: mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", "=?base64?ZWNo!!?="), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Name Base64 without padding", row: "bad Base64 rejects", req: mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", "=?base64?ZWNobw?="), status: 400, code: -32020, id: "1"},
+		{name: "Mcp-Name twice", row: "Mcp-Name malformed", req: mcptest.ToolCall("echo", `{"text":"hi"}`).WithExtra("Mcp-Name", "echo"), status: 400, code: -32020, id: "1"},
+		{name: "unsupported version", row: "version (header = _meta) not supported", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":"v","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, Headers: map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "v999.0.0"}},
+			status: 400, code: -32022, id: `"v"`, check: func(t *testing.T, rep mcptest.Reply) {
 				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": "v999.0.0"})
 			}},
-		{name: "capability not declared", row: "tool requires a client capability the request did not declare", req: toolCall("needs_sampling", `{}`),
-			status: 400, code: -32021, id: "1", check: func(t *testing.T, rep reply) {
+		{name: "capability not declared", row: "tool requires a client capability the request did not declare", req: mcptest.ToolCall("needs_sampling", `{}`),
+			status: 400, code: -32021, id: "1", check: func(t *testing.T, rep mcptest.Reply) {
 				wantData(t, rep, map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}})
 			}},
 
 		// Stage 6: the method table.
-		{name: "unknown method", row: "unknown method", req: methodCall("unknown/method", ""), status: 404, code: -32601, id: "1"},
-		{name: "modern initialize", row: "unknown method (initialize with a modern _meta)", req: methodCall("initialize", ""), status: 404, code: -32601, id: "1"},
-		{name: "ping", row: "unknown method (removed in 2026-07-28)", req: methodCall("ping", ""), status: 404, code: -32601, id: "1"},
-		{name: "logging/setLevel", row: "unknown method (removed in 2026-07-28)", req: methodCall("logging/setLevel", `"level":"info"`), status: 404, code: -32601, id: "1"},
-		{name: "resources/list", row: "unknown method (no resources)", req: methodCall("resources/list", ""), status: 404, code: -32601, id: "1"},
-		{name: "subscriptions/listen", row: "unknown method (no listChanged)", req: methodCall("subscriptions/listen", ""), status: 404, code: -32601, id: "1"},
+		{name: "unknown method", row: "unknown method", req: mcptest.Call("unknown/method", ""), status: 404, code: -32601, id: "1"},
+		{name: "modern initialize", row: "unknown method (initialize with a modern _meta)", req: mcptest.Call("initialize", ""), status: 404, code: -32601, id: "1"},
+		{name: "ping", row: "unknown method (removed in 2026-07-28)", req: mcptest.Call("ping", ""), status: 404, code: -32601, id: "1"},
+		{name: "logging/setLevel", row: "unknown method (removed in 2026-07-28)", req: mcptest.Call("logging/setLevel", `"level":"info"`), status: 404, code: -32601, id: "1"},
+		{name: "resources/list", row: "unknown method (no resources)", req: mcptest.Call("resources/list", ""), status: 404, code: -32601, id: "1"},
+		{name: "subscriptions/listen", row: "unknown method (no listChanged)", req: mcptest.Call("subscriptions/listen", ""), status: 404, code: -32601, id: "1"},
 
 		// Stage 7: in-method protocol errors, HTTP 200.
-		{name: "unknown tool", row: "tools/call unknown tool", req: toolCall("nope", `{}`), status: 200, code: -32602, id: "1"},
-		{name: "no name", row: "tools/call missing name", req: methodCall("tools/call", `"arguments":{}`), status: 200, code: -32602, id: "1"},
-		{name: "name not a string", row: "tools/call non-string name", req: methodCall("tools/call", `"name":5`), status: 200, code: -32602, id: "1"},
-		{name: "arguments an array", row: "tools/call non-object arguments", req: toolCall("echo", `["hi"]`), status: 200, code: -32602, id: "1"},
-		{name: "arguments a string", row: "tools/call non-object arguments", req: toolCall("echo", `"hi"`), status: 200, code: -32602, id: "1"},
-		{name: "tampered cursor", row: "invalid cursor", req: methodCall("tools/list", `"cursor":"AAAA"`), status: 200, code: -32602, id: "1"},
-		{name: "cursor not a string", row: "invalid cursor", req: methodCall("tools/list", `"cursor":3`), status: 200, code: -32602, id: "1"},
+		{name: "unknown tool", row: "tools/call unknown tool", req: mcptest.ToolCall("nope", `{}`), status: 200, code: -32602, id: "1"},
+		{name: "no name", row: "tools/call missing name", req: mcptest.Call("tools/call", `"arguments":{}`), status: 200, code: -32602, id: "1"},
+		{name: "name not a string", row: "tools/call non-string name", req: mcptest.Call("tools/call", `"name":5`), status: 200, code: -32602, id: "1"},
+		{name: "arguments an array", row: "tools/call non-object arguments", req: mcptest.ToolCall("echo", `["hi"]`), status: 200, code: -32602, id: "1"},
+		{name: "arguments a string", row: "tools/call non-object arguments", req: mcptest.ToolCall("echo", `"hi"`), status: 200, code: -32602, id: "1"},
+		{name: "tampered cursor", row: "invalid cursor", req: mcptest.Call("tools/list", `"cursor":"AAAA"`), status: 200, code: -32602, id: "1"},
+		{name: "cursor not a string", row: "invalid cursor", req: mcptest.Call("tools/list", `"cursor":3`), status: 200, code: -32602, id: "1"},
 
 		// A fault past a method: supervisor containment.
-		{name: "fault past the method", row: "fault past a method (supervisor containment)", req: toolCall("bad_result", `{}`), status: 200, code: -32603, id: "1",
-			check: func(t *testing.T, rep reply) {
-				if rep.msg.Error.Message != "Internal error" {
-					t.Errorf("message = %q, want the fixed %q", rep.msg.Error.Message, "Internal error")
+		{name: "fault past the method", row: "fault past a method (supervisor containment)", req: mcptest.ToolCall("bad_result", `{}`), status: 200, code: -32603, id: "1",
+			check: func(t *testing.T, rep mcptest.Reply) {
+				if rep.Msg.Error.Message != "Internal error" {
+					t.Errorf("message = %q, want the fixed %q", rep.Msg.Error.Message, "Internal error")
 				}
-				if strings.Contains(string(rep.raw), "exploded") {
-					t.Errorf("crash reason leaked to the client: %s", rep.raw)
+				if strings.Contains(string(rep.Raw), "exploded") {
+					t.Errorf("crash reason leaked to the client: %s", rep.Raw)
 				}
 			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rep := send(t, hs, tc.req)
-			rep.expectError(t, tc.status, tc.code, tc.id)
+			rep := hs.Send(t, tc.req)
+			rep.ExpectError(t, tc.status, tc.code, tc.id)
 			if t.Failed() {
 				t.Logf("DESIGN §5 row: %s", tc.row)
 			}
@@ -149,30 +151,25 @@ func TestNotificationsAccepted(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"tools/call","params":"not even an object"}`,
 		`{"jsonrpc":"2.0","method":"whatever/else","params":{"_meta":{}}}`,
 	} {
-		rep := send(t, hs, rpc{body: body})
-		if rep.status != http.StatusAccepted || len(rep.raw) != 0 {
-			t.Errorf("%s: status %d body %q, want 202 and empty", body, rep.status, rep.raw)
+		rep := hs.Send(t, mcptest.RPC{Body: body})
+		if rep.Status != http.StatusAccepted || len(rep.Raw) != 0 {
+			t.Errorf("%s: status %d body %q, want 202 and empty", body, rep.Status, rep.Raw)
 		}
 	}
 }
 
-func wantHeader(t *testing.T, rep reply, key, value string) {
+func wantHeader(t *testing.T, rep mcptest.Reply, key, value string) {
 	t.Helper()
-	if got := rep.header.Get(key); got != value {
+	if got := rep.Header.Get(key); got != value {
 		t.Errorf("%s = %q, want %q", key, got, value)
 	}
 }
 
-func wantData(t *testing.T, rep reply, want map[string]any) {
+func wantData(t *testing.T, rep mcptest.Reply, want map[string]any) {
 	t.Helper()
-	if got := rep.data(t); !reflect.DeepEqual(got, want) {
+	if got := rep.Data(t); !reflect.DeepEqual(got, want) {
 		t.Errorf("data = %v, want %v", got, want)
 	}
 }
 
-func withVerb(r rpc, verb string) rpc { r.verb = verb; return r }
-
-func withExtra(r rpc, key, value string) rpc {
-	r.extra = append(append([][2]string(nil), r.extra...), [2]string{key, value})
-	return r
-}
+func withVerb(r mcptest.RPC, verb string) mcptest.RPC { r.Verb = verb; return r }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // FuzzServeHTTP drives the whole request path with arbitrary bodies and
@@ -13,15 +15,14 @@ import (
 // specifies — a status from its table, and a JSON-RPC message (or 202 with
 // no body) — never a panic, a hang or an empty 200.
 func FuzzServeHTTP(f *testing.F) {
-	good := toolCall("echo", `{"text":"hi"}`).body
+	good := mcptest.ToolCall("echo", `{"text":"hi"}`).Body
 	f.Add(good, "tools/call", "echo", "2026-07-28", "")
-	f.Add(methodCall("tools/list", `"cursor":"x"`).body, "tools/list", "", "2026-07-28", "")
-	f.Add(toolCall("routed", `{"region":"eu","level":3}`).body, "tools/call", "routed", "2026-07-28", "=?base64?ZXU=?=")
+	f.Add(mcptest.Call("tools/list", `"cursor":"x"`).Body, "tools/list", "", "2026-07-28", "")
+	f.Add(mcptest.ToolCall("routed", `{"region":"eu","level":3}`).Body, "tools/call", "routed", "2026-07-28", "=?base64?ZXU=?=")
 	f.Add(`{"jsonrpc":"2.0","method":"notifications/x"}`, "", "", "", "")
 	f.Add(`[1]`, "x", "y", "z", "w")
-	f.Add(toolCall("needs_sampling", `{}`).body, "tools/call", "needs_sampling", "2026-07-28", "")
-	srv, hs := newTestServer(f, nil, nil)
-	hs.Close() // only the handler is fuzzed, in process
+	f.Add(mcptest.ToolCall("needs_sampling", `{}`).Body, "tools/call", "needs_sampling", "2026-07-28", "")
+	srv, _ := newTestServer(f, nil, nil) // only the handler is fuzzed, in process
 	allowed := map[int]bool{200: true, 202: true, 400: true, 403: true, 404: true, 405: true, 406: true, 413: true, 415: true, 503: true}
 	f.Fuzz(func(t *testing.T, body, method, name, version, param string) {
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))

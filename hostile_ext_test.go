@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // TestHostileBodies: inputs built to break parsers get the answer DESIGN §5
@@ -22,48 +22,48 @@ func TestHostileBodies(t *testing.T) {
 	tenMB := strings.Repeat("a", 10<<20)
 	cases := []struct {
 		name   string
-		req    rpc
+		req    mcptest.RPC
 		status int
 		code   int // 0: a result
 		id     string
 	}{
-		{"100k levels of nesting", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`}, 400, -32700, "null"},
-		{"100k levels of objects", rpc{body: strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)}, 400, -32700, "null"},
-		{"10 MB string within the limit", toolCall("echo", `{"text":"`+tenMB+`"}`), 200, 0, "1"},
-		{"duplicate id", rpc{body: `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list","params":{"_meta":` + goodMeta + `}}`}, 400, -32700, "null"},
-		{"duplicate name", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"add","arguments":{"text":"x"},"_meta":` + goodMeta + `}}`}, 400, -32700, "null"},
-		{"duplicate _meta", rpc{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + goodMeta + `,"_meta":{}}}`}, 400, -32700, "null"},
-		{"duplicate argument", toolCall("echo", `{"text":"a","text":"b"}`), 400, -32700, "null"},
-		{"invalid UTF-8 in an argument", toolCall("echo", "{\"text\":\"\xed\xa0\x80\"}"), 400, -32700, "null"},
-		{"lone surrogate in an argument", toolCall("echo", `{"text":"\udfff"}`), 400, -32700, "null"},
-		{"id array", rpc{body: `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`}, 400, -32600, "null"},
-		{"id -1e400", rpc{body: `{"jsonrpc":"2.0","id":-1e400,"method":"tools/list"}`}, 400, -32600, "null"},
-		{"huge argument array", toolCall("echo", `{"text":[`+strings.Repeat("1,", 500000)+`1]}`), 200, 0, "1"},
-		{"10k-byte Mcp-Name", toolCall("echo", `{"text":"x"}`).with("Mcp-Name", strings.Repeat("e", 10000)), 400, -32020, "1"},
+		{"100k levels of nesting", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`}, 400, -32700, "null"},
+		{"100k levels of objects", mcptest.RPC{Body: strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)}, 400, -32700, "null"},
+		{"10 MB string within the limit", mcptest.ToolCall("echo", `{"text":"`+tenMB+`"}`), 200, 0, "1"},
+		{"duplicate id", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list","params":{"_meta":` + mcptest.Meta + `}}`}, 400, -32700, "null"},
+		{"duplicate name", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"add","arguments":{"text":"x"},"_meta":` + mcptest.Meta + `}}`}, 400, -32700, "null"},
+		{"duplicate _meta", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + mcptest.Meta + `,"_meta":{}}}`}, 400, -32700, "null"},
+		{"duplicate argument", mcptest.ToolCall("echo", `{"text":"a","text":"b"}`), 400, -32700, "null"},
+		{"invalid UTF-8 in an argument", mcptest.ToolCall("echo", "{\"text\":\"\xed\xa0\x80\"}"), 400, -32700, "null"},
+		{"lone surrogate in an argument", mcptest.ToolCall("echo", `{"text":"\udfff"}`), 400, -32700, "null"},
+		{"id array", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`}, 400, -32600, "null"},
+		{"id -1e400", mcptest.RPC{Body: `{"jsonrpc":"2.0","id":-1e400,"method":"tools/list"}`}, 400, -32600, "null"},
+		{"huge argument array", mcptest.ToolCall("echo", `{"text":[`+strings.Repeat("1,", 500000)+`1]}`), 200, 0, "1"},
+		{"10k-byte Mcp-Name", mcptest.ToolCall("echo", `{"text":"x"}`).With("Mcp-Name", strings.Repeat("e", 10000)), 400, -32020, "1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rep := send(t, hs, tc.req)
+			rep := hs.Send(t, tc.req)
 			if tc.code == 0 {
-				rep.expectResult(t, tc.id)
+				rep.ExpectResult(t, tc.id)
 				return
 			}
-			rep.expectError(t, tc.status, tc.code, tc.id)
+			rep.ExpectError(t, tc.status, tc.code, tc.id)
 		})
 	}
 	t.Run("10 MB string past the limit", func(t *testing.T) {
 		t.Parallel()
 		_, small := newTestServer(t, nil, nil) // default 4 MiB
-		send(t, small, toolCall("echo", `{"text":"`+tenMB+`"}`)).expectError(t, 413, -32600, "null")
+		small.Send(t, mcptest.ToolCall("echo", `{"text":"`+tenMB+`"}`)).ExpectError(t, 413, -32600, "null")
 	})
 }
 
 // rawExchange writes raw bytes on a new connection and reads one HTTP
 // response (or reports that the connection closed without one).
-func rawExchange(t *testing.T, hs *httptest.Server, raw string) (*http.Response, string) {
+func rawExchange(t *testing.T, hs *mcptest.Endpoint, raw string) (*http.Response, string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	conn, err := net.Dial("tcp", hs.HostPort())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func rawRequest(headers, body string) string {
 func TestHostileWire(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	body := toolCall("echo", `{"text":"hi"}`).body
+	body := mcptest.ToolCall("echo", `{"text":"hi"}`).Body
 	cases := []struct {
 		name   string
 		raw    string
@@ -114,7 +114,7 @@ func TestHostileWire(t *testing.T) {
 			if tc.status == 0 {
 				// Send half a body, then close the write side: the server
 				// must not answer a message it never received whole.
-				conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+				conn, err := net.Dial("tcp", hs.HostPort())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,5 +142,5 @@ func TestHostileWire(t *testing.T) {
 			}
 		})
 	}
-	send(t, hs, toolCall("echo", `{"text":"still answering"}`)).expectResult(t, "1")
+	hs.Send(t, mcptest.ToolCall("echo", `{"text":"still answering"}`)).ExpectResult(t, "1")
 }

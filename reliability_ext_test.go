@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // storm sends n requests from c concurrent clients, a third of them faults
 // past the method, a third tool panics, a third ordinary calls, and checks
 // every answer against its id.
-func storm(t *testing.T, hs interface{}, n, c int, send func(i int) reply) (faults int64) {
+func storm(t *testing.T, hs interface{}, n, c int, send func(i int) mcptest.Reply) (faults int64) {
 	t.Helper()
 	var next, faulted atomic.Int64
 	var wg sync.WaitGroup
@@ -28,17 +30,17 @@ func storm(t *testing.T, hs interface{}, n, c int, send func(i int) reply) (faul
 				id := fmt.Sprint(i)
 				switch i % 3 {
 				case 0:
-					rep.expectError(t, 200, -32603, id)
+					rep.ExpectError(t, 200, -32603, id)
 					faulted.Add(1)
 				case 1:
-					res := rep.expectResult(t, id)
-					if text, isErr := toolText(t, res); !isErr || text != "Tool execution failed: internal error" {
+					res := rep.ExpectResult(t, id)
+					if text, isErr := mcptest.ToolText(t, res); !isErr || text != "Tool execution failed: internal error" {
 						t.Errorf("id %s: %q %v", id, text, isErr)
 					}
 					faulted.Add(1)
 				case 2:
-					res := rep.expectResult(t, id)
-					if text, _ := toolText(t, res); text != "call "+id {
+					res := rep.ExpectResult(t, id)
+					if text, _ := mcptest.ToolText(t, res); text != "call "+id {
 						t.Errorf("id %s answered %q", id, text)
 					}
 				}
@@ -71,19 +73,19 @@ func TestPanicStorm(t *testing.T) {
 		t.Skip("storm: skipped in -short")
 	}
 	_, hs := newTestServer(t, nil, nil)
-	sendOne := func(i int) reply {
+	sendOne := func(i int) mcptest.Reply {
 		switch i % 3 {
 		case 0:
-			return send(t, hs, withID(toolCall("bad_result", `{}`), i))
+			return hs.Send(t, mcptest.ToolCall("bad_result", `{}`).WithID(i))
 		case 1:
-			return send(t, hs, withID(toolCall("panic", `{}`), i))
+			return hs.Send(t, mcptest.ToolCall("panic", `{}`).WithID(i))
 		}
-		return send(t, hs, withID(toolCall("echo", fmt.Sprintf(`{"text":"call %d"}`, i)), i))
+		return hs.Send(t, mcptest.ToolCall("echo", fmt.Sprintf(`{"text":"call %d"}`, i)).WithID(i))
 	}
 	const n = 7500 // two storms: 2 × 2/3 × 7,500 = 10,000 faults
 	f1 := storm(t, hs, n, 16, sendOne)
 	g1, h1 := settle()
-	f2 := storm(t, hs, n, 16, func(i int) reply { return sendOne(i) })
+	f2 := storm(t, hs, n, 16, func(i int) mcptest.Reply { return sendOne(i) })
 	g2, h2 := settle()
 	t.Logf("faults contained: %d; goroutines %d → %d; heap %d KiB → %d KiB", f1+f2, g1, g2, h1>>10, h2>>10)
 	if f1+f2 != 10000 {
@@ -95,7 +97,7 @@ func TestPanicStorm(t *testing.T) {
 	if h2 > h1+4<<20 {
 		t.Errorf("heap grew from %d KiB to %d KiB across a storm", h1>>10, h2>>10)
 	}
-	send(t, hs, methodCall("tools/list", "")).expectResult(t, "1")
+	hs.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
 }
 
 // TestShutdownUnderLoad: Shutdown during a load run loses no accepted
@@ -116,20 +118,20 @@ func TestShutdownUnderLoad(t *testing.T) {
 				default:
 				}
 				i := int(next.Add(1))
-				rep := send(t, hs, withID(toolCall("echo", fmt.Sprintf(`{"text":"call %d"}`, i)), i))
-				switch rep.status {
+				rep := hs.Send(t, mcptest.ToolCall("echo", fmt.Sprintf(`{"text":"call %d"}`, i)).WithID(i))
+				switch rep.Status {
 				case 200:
-					res := rep.expectResult(t, fmt.Sprint(i))
-					if text, _ := toolText(t, res); text != fmt.Sprintf("call %d", i) {
+					res := rep.ExpectResult(t, fmt.Sprint(i))
+					if text, _ := mcptest.ToolText(t, res); text != fmt.Sprintf("call %d", i) {
 						t.Errorf("id %d answered %q", i, text)
 					}
 					served.Add(1)
 				case 503:
-					rep.expectError(t, 503, -32603, fmt.Sprint(i))
+					rep.ExpectError(t, 503, -32603, fmt.Sprint(i))
 					wantHeader(t, rep, "Retry-After", "1")
 					refused.Add(1)
 				default:
-					t.Errorf("id %d: status %d %s", i, rep.status, rep.raw)
+					t.Errorf("id %d: status %d %s", i, rep.Status, rep.Raw)
 				}
 				if t.Failed() {
 					return

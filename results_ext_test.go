@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // TestDiscover: server/discover returns exactly the DiscoverResult of
@@ -16,14 +17,14 @@ import (
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{Instructions: "Use echo to echo."}, nil)
-	rep := send(t, hs, methodCall("server/discover", ""))
-	rep.expectResult(t, "1")
+	rep := hs.Send(t, mcptest.Call("server/discover", ""))
+	rep.ExpectResult(t, "1")
 	want := `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"Use echo to echo.","ttlMs":300000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-test","version":"0.0.1"}}}`
-	if got := string(rep.msg.Result); got != want {
+	if got := string(rep.Msg.Result); got != want {
 		t.Errorf("result\n got %s\nwant %s", got, want)
 	}
-	if want := `{"jsonrpc":"2.0","id":1,"result":` + want + `}`; string(rep.raw) != want {
-		t.Errorf("message\n got %s\nwant %s", rep.raw, want)
+	if want := `{"jsonrpc":"2.0","id":1,"result":` + want + `}`; string(rep.Raw) != want {
+		t.Errorf("message\n got %s\nwant %s", rep.Raw, want)
 	}
 }
 
@@ -31,9 +32,9 @@ func TestDiscover(t *testing.T) {
 func TestDiscoverClientInfoOptional(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	rep := send(t, hs, rpc{body: `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
-		headers: map[string]string{"Mcp-Method": "server/discover"}})
-	rep.expectResult(t, `"d"`)
+	rep := hs.Send(t, mcptest.RPC{Body: `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		Headers: map[string]string{"Mcp-Method": "server/discover"}})
+	rep.ExpectResult(t, `"d"`)
 }
 
 // TestToolsListPages walks every page: deterministic order, opaque cursors
@@ -46,13 +47,13 @@ func TestToolsListPages(t *testing.T) {
 		var names, pages []string
 		cursor := ""
 		for i := 0; ; i++ {
-			req := methodCall("tools/list", "")
+			req := mcptest.Call("tools/list", "")
 			if i > 0 {
-				req = methodCall("tools/list", `"cursor":`+quote(cursor))
+				req = mcptest.Call("tools/list", `"cursor":`+mcptest.Quote(cursor))
 			}
-			rep := send(t, hs, req)
-			res := rep.expectResult(t, "1")
-			pages = append(pages, string(rep.raw))
+			rep := hs.Send(t, req)
+			res := rep.ExpectResult(t, "1")
+			pages = append(pages, string(rep.Raw))
 			if res["ttlMs"] != float64(0) || res["cacheScope"] != "public" {
 				t.Errorf("page %d: ttlMs %v cacheScope %v", i, res["ttlMs"], res["cacheScope"])
 			}
@@ -87,9 +88,9 @@ func TestToolsListPages(t *testing.T) {
 		t.Errorf("second walk differs")
 	}
 	// An empty cursor is valid and means the start.
-	rep := send(t, hs, methodCall("tools/list", `"cursor":""`))
-	rep.expectResult(t, "1")
-	if string(rep.raw) != pages[0] {
+	rep := hs.Send(t, mcptest.Call("tools/list", `"cursor":""`))
+	rep.ExpectResult(t, "1")
+	if string(rep.Raw) != pages[0] {
 		t.Errorf("empty cursor did not give the first page")
 	}
 }
@@ -100,10 +101,10 @@ func TestCursorFromAnotherToolSet(t *testing.T) {
 	t.Parallel()
 	_, a := newTestServer(t, &wymcp.Options{PageSize: 2}, nil)
 	_, b := newTestServer(t, &wymcp.Options{PageSize: 2, CursorSecret: []byte("other")}, nil)
-	res := send(t, a, methodCall("tools/list", "")).expectResult(t, "1")
+	res := a.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
 	cursor := res["nextCursor"].(string)
-	send(t, a, methodCall("tools/list", `"cursor":`+quote(cursor))).expectResult(t, "1")
-	send(t, b, methodCall("tools/list", `"cursor":`+quote(cursor))).expectError(t, 200, -32602, "1")
+	a.Send(t, mcptest.Call("tools/list", `"cursor":`+mcptest.Quote(cursor))).ExpectResult(t, "1")
+	b.Send(t, mcptest.Call("tools/list", `"cursor":`+mcptest.Quote(cursor))).ExpectError(t, 200, -32602, "1")
 }
 
 // TestRawSchemaByteForByte: a raw tool's schema reaches tools/list as the
@@ -111,8 +112,8 @@ func TestCursorFromAnotherToolSet(t *testing.T) {
 func TestToolDefinitions(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	rep := send(t, hs, methodCall("tools/list", ""))
-	rep.expectResult(t, "1")
+	rep := hs.Send(t, mcptest.Call("tools/list", ""))
+	rep.ExpectResult(t, "1")
 	var res struct {
 		Tools []struct {
 			Name         string          `json:"name"`
@@ -120,7 +121,7 @@ func TestToolDefinitions(t *testing.T) {
 			OutputSchema json.RawMessage `json:"outputSchema"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(rep.msg.Result, &res); err != nil {
+	if err := json.Unmarshal(rep.Msg.Result, &res); err != nil {
 		t.Fatal(err)
 	}
 	byName := map[string]string{}
@@ -150,47 +151,47 @@ func TestToolsCall(t *testing.T) {
 
 	t.Run("echo", func(t *testing.T) {
 		t.Parallel()
-		rep := send(t, hs, toolCall("echo", `{"text":"hello"}`))
-		rep.expectResult(t, "1")
+		rep := hs.Send(t, mcptest.ToolCall("echo", `{"text":"hello"}`))
+		rep.ExpectResult(t, "1")
 		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-test","version":"0.0.1"}}}}`
-		if string(rep.raw) != want {
-			t.Errorf("\n got %s\nwant %s", rep.raw, want)
+		if string(rep.Raw) != want {
+			t.Errorf("\n got %s\nwant %s", rep.Raw, want)
 		}
 	})
 	t.Run("typed structured", func(t *testing.T) {
 		t.Parallel()
-		res := send(t, hs, toolCall("add", `{"a":2,"b":3.5}`)).expectResult(t, "1")
+		res := hs.Send(t, mcptest.ToolCall("add", `{"a":2,"b":3.5}`)).ExpectResult(t, "1")
 		if !reflect.DeepEqual(res["structuredContent"], map[string]any{"sum": 5.5}) {
 			t.Errorf("structuredContent = %v", res["structuredContent"])
 		}
-		text, isErr := toolText(t, res)
-		if isErr || compactJSON(t, text) != `{"sum":5.5}` {
+		text, isErr := mcptest.ToolText(t, res)
+		if isErr || mcptest.CompactJSON(t, text) != `{"sum":5.5}` {
 			t.Errorf("text = %q isError %v", text, isErr)
 		}
 	})
 	t.Run("arguments absent", func(t *testing.T) {
 		t.Parallel()
-		res := send(t, hs, toolCall("no_args", "")).expectResult(t, "1")
-		if text, isErr := toolText(t, res); text != "ok" || isErr {
+		res := hs.Send(t, mcptest.ToolCall("no_args", "")).ExpectResult(t, "1")
+		if text, isErr := mcptest.ToolText(t, res); text != "ok" || isErr {
 			t.Errorf("text %q isError %v", text, isErr)
 		}
 	})
 	t.Run("string id", func(t *testing.T) {
 		t.Parallel()
-		r := toolCall("echo", `{"text":"x"}`)
-		r.body = strings.Replace(r.body, `"id":1`, `"id":"abc-1"`, 1)
-		send(t, hs, r).expectResult(t, `"abc-1"`)
+		r := mcptest.ToolCall("echo", `{"text":"x"}`)
+		r.Body = strings.Replace(r.Body, `"id":1`, `"id":"abc-1"`, 1)
+		hs.Send(t, r).ExpectResult(t, `"abc-1"`)
 	})
 	t.Run("Mcp-Name Base64 and white space", func(t *testing.T) {
 		t.Parallel()
-		send(t, hs, toolCall("echo", `{"text":"x"}`).with("Mcp-Name", "=?base64?ZWNobw==?=")).expectResult(t, "1")
-		send(t, hs, toolCall("echo", `{"text":"x"}`).with("Mcp-Name", " \techo \t")).expectResult(t, "1")
+		hs.Send(t, mcptest.ToolCall("echo", `{"text":"x"}`).With("Mcp-Name", "=?base64?ZWNobw==?=")).ExpectResult(t, "1")
+		hs.Send(t, mcptest.ToolCall("echo", `{"text":"x"}`).With("Mcp-Name", " \techo \t")).ExpectResult(t, "1")
 	})
 	t.Run("capability declared", func(t *testing.T) {
 		t.Parallel()
-		r := toolCall("needs_sampling", `{}`)
-		r.body = strings.Replace(r.body, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, 1)
-		send(t, hs, r).expectResult(t, "1")
+		r := mcptest.ToolCall("needs_sampling", `{}`)
+		r.Body = strings.Replace(r.Body, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, 1)
+		hs.Send(t, r).ExpectResult(t, "1")
 	})
 
 	isErrorRows := []struct {
@@ -206,8 +207,8 @@ func TestToolsCall(t *testing.T) {
 	for _, row := range isErrorRows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			res := send(t, hs, toolCall(row.tool, row.args)).expectResult(t, "1")
-			text, isErr := toolText(t, res)
+			res := hs.Send(t, mcptest.ToolCall(row.tool, row.args)).ExpectResult(t, "1")
+			text, isErr := mcptest.ToolText(t, res)
 			if !isErr || text != row.text {
 				t.Errorf("isError %v text %q, want true %q", isErr, text, row.text)
 			}

@@ -1,12 +1,11 @@
 package wymcp_test
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // TestParamHeaders: an argument whose schema carries x-mcp-header must be
@@ -43,56 +42,23 @@ func TestParamHeaders(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := toolCall("routed", tc.args)
+			r := mcptest.ToolCall("routed", tc.args)
 			for k, v := range tc.headers {
-				r = r.with(k, v)
+				r = r.With(k, v)
 			}
-			rep := send(t, hs, r)
+			rep := hs.Send(t, r)
 			if tc.ok {
-				rep.expectResult(t, "1")
+				rep.ExpectResult(t, "1")
 			} else {
-				rep.expectError(t, 400, -32020, "1")
+				rep.ExpectError(t, 400, -32020, "1")
 			}
 		})
 	}
 	t.Run("header sent twice", func(t *testing.T) {
 		t.Parallel()
-		r := withExtra(withExtra(toolCall("routed", `{"region":"eu"}`), "Mcp-Param-Region", "eu"), "Mcp-Param-Region", "eu")
-		send(t, hs, r).expectError(t, 400, -32020, "1")
+		r := mcptest.ToolCall("routed", `{"region":"eu"}`).WithExtra("Mcp-Param-Region", "eu").WithExtra("Mcp-Param-Region", "eu")
+		hs.Send(t, r).ExpectError(t, 400, -32020, "1")
 	})
-}
-
-// sse reads an SSE answer into its message payloads.
-func sse(t *testing.T, hs interface{ Client() *http.Client }, url string, r rpc) (*http.Response, []json.RawMessage) {
-	t.Helper()
-	req, err := r.request(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hs.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var msgs []json.RawMessage
-	sc := bufio.NewScanner(resp.Body)
-	event := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			if event != "message" {
-				t.Errorf("event %q, want message", event)
-			}
-			msgs = append(msgs, json.RawMessage(strings.TrimPrefix(line, "data: ")))
-		case line == "" || strings.HasPrefix(line, ":"):
-		default:
-			t.Errorf("unexpected SSE line %q", line)
-		}
-	}
-	return resp, msgs
 }
 
 // TestProgressStream: a tools/call with _meta.progressToken from a client
@@ -102,9 +68,9 @@ func sse(t *testing.T, hs interface{ Client() *http.Client }, url string, r rpc)
 func TestProgressStream(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	r := toolCall("progress", `{}`)
-	r.body = strings.Replace(r.body, `"_meta":{`, `"_meta":{"progressToken":"tok-1",`, 1)
-	resp, msgs := sse(t, hs, hs.URL, r)
+	r := mcptest.ToolCall("progress", `{}`)
+	r.Body = strings.Replace(r.Body, `"_meta":{`, `"_meta":{"progressToken":"tok-1",`, 1)
+	resp, msgs := hs.SendSSE(t, r)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -144,9 +110,9 @@ func TestProgressStream(t *testing.T) {
 func TestProgressWithoutStream(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
-	send(t, hs, toolCall("progress", `{}`)).expectResult(t, "1")
-	r := toolCall("progress", `{}`).with("Accept", "application/json")
-	r.body = strings.Replace(r.body, `"_meta":{`, `"_meta":{"progressToken":7,`, 1)
-	rep := send(t, hs, r)
-	rep.expectResult(t, "1")
+	hs.Send(t, mcptest.ToolCall("progress", `{}`)).ExpectResult(t, "1")
+	r := mcptest.ToolCall("progress", `{}`).With("Accept", "application/json")
+	r.Body = strings.Replace(r.Body, `"_meta":{`, `"_meta":{"progressToken":7,`, 1)
+	rep := hs.Send(t, r)
+	rep.ExpectResult(t, "1")
 }

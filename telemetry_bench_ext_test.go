@@ -14,6 +14,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // discardExporter is a span exporter that drops what it is given: the "on"
@@ -28,7 +29,7 @@ func (discardExporter) Shutdown(context.Context) error                          
 // gets with no SDK installed) and on (the real SDKs: every span sampled and
 // batched to a discarding exporter, metrics aggregated for a manual reader).
 func BenchmarkTelemetry(b *testing.B) {
-	body := toolCall("echo", `{"text":"hello"}`).body
+	body := mcptest.ToolCall("echo", `{"text":"hello"}`).Body
 	run := func(b *testing.B, opts *wymcp.Options) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 		srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-bench", Version: "0.0.1"}, opts, testTools(b, nil)...)

@@ -9,7 +9,7 @@ import (
 
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 
-	"github.com/wymcp/wymcp/internal/telemetry/otlptest"
+	"github.com/wymcp/wymcp/cmd/wymcp/internal/otlptest"
 )
 
 // TestOTelSelection checks which signals setupOTel installs for a given

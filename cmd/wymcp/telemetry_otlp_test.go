@@ -1,10 +1,9 @@
-package wymcp_test
+package main
 
 import (
 	"context"
 	"encoding/hex"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/wymcp/wymcp"
-	"github.com/wymcp/wymcp/internal/telemetry/otlptest"
+	"github.com/wymcp/wymcp/cmd/wymcp/internal/otlptest"
+	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -48,6 +48,12 @@ func panickingTool(context.Context, protocol.RawJSON) (*protocol.CallToolResult,
 	}
 	return protocol.TextResult(string(rune(deep(8)))), nil
 }
+
+// panicsOnEncode panics when encoded: a result carrying it is a fault past
+// the tool (supervisor containment).
+type panicsOnEncode struct{}
+
+func (panicsOnEncode) MarshalJSON() ([]byte, error) { panic("encoder exploded") }
 
 // recordingHandler keeps slog records for assertions.
 type recordingHandler struct {
@@ -142,28 +148,25 @@ func testTelemetryOTLP(t *testing.T, proto string) {
 		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
 			return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: panicsOnEncode{}}, nil
 		}))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-test", Version: "0.0.1"},
-		&wymcp.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.New(logs)}, echo, boom, badResult)
+	info := wymcp.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+	srv, err := wymcp.New(info, &wymcp.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.New(logs)}, echo, boom, badResult)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		hs.Close()
-		_ = srv.Shutdown(context.Background())
-	})
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	hs := mcptest.Serve(t, srv, info)
 
-	withTrace := func(r rpc) rpc {
-		r.body = strings.Replace(r.body, `"_meta":{`, `"_meta":{"traceparent":"`+metaParent+`","tracestate":"vendor=meta",`, 1)
-		return r.with("Traceparent", headerParent)
+	withTrace := func(r mcptest.RPC) mcptest.RPC {
+		r.Body = strings.Replace(r.Body, `"_meta":{`, `"_meta":{"traceparent":"`+metaParent+`","tracestate":"vendor=meta",`, 1)
+		return r.With("Traceparent", headerParent)
 	}
-	send(t, hs, withTrace(toolCall("echo", `{"text":"hi"}`))).expectResult(t, "1")
-	res := send(t, hs, toolCall("panic", `{}`)).expectResult(t, "1")
-	if text, isErr := toolText(t, res); !isErr || strings.Contains(text, "e2e") {
+	hs.Send(t, withTrace(mcptest.ToolCall("echo", `{"text":"hi"}`))).ExpectResult(t, "1")
+	res := hs.Send(t, mcptest.ToolCall("panic", `{}`)).ExpectResult(t, "1")
+	if text, isErr := mcptest.ToolText(t, res); !isErr || strings.Contains(text, "e2e") {
 		t.Errorf("panic tool: isError %v, text %q: want isError and the fixed text only", isErr, text)
 	}
-	send(t, hs, toolCall("echo", `{"text":"hi"}`).with("Mcp-Name", "other")).expectError(t, 400, -32020, "1")
-	send(t, hs, toolCall("bad_result", `{}`)).expectError(t, 200, -32603, "1")
+	hs.Send(t, mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", "other")).ExpectError(t, 400, -32020, "1")
+	hs.Send(t, mcptest.ToolCall("bad_result", `{}`)).ExpectError(t, 200, -32603, "1")
 
 	// Flush both pipelines, as cmd/wymcp does on exit.
 	if err := tp.ForceFlush(ctx); err != nil {
@@ -264,7 +267,7 @@ func testTelemetryOTLP(t *testing.T, proto string) {
 		t.Errorf("exception event = type %q, message %q, containment %q", exc["exception.type"], exc["exception.message"], exc["wymcp.containment"])
 	}
 	stack := exc["exception.stacktrace"]
-	if !strings.Contains(stack, "wymcp_test.panickingTool") || !strings.Contains(stack, "panic(") {
+	if !strings.Contains(stack, "wymcp.panickingTool") || !strings.Contains(stack, "panic(") {
 		t.Errorf("stack does not show the panicking function:\n%s", stack)
 	}
 	// The SDK's own capture stops at 2048 bytes; ours is the whole stack.
