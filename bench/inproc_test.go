@@ -73,6 +73,7 @@ func (s *sink) Write(b []byte) (int, error) {
 	s.body = append(s.body, b...)
 	return len(b), nil
 }
+
 // WriteString is net/http's too (its ResponseWriter is an io.StringWriter),
 // so that writing a string costs here what it costs there: no copy.
 func (s *sink) WriteString(str string) (int, error) {

@@ -275,4 +275,3 @@ func (h *Handler) Drain(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-

@@ -173,3 +173,56 @@ func wantData(t *testing.T, rep mcptest.Reply, want map[string]any) {
 }
 
 func withVerb(r mcptest.RPC, verb string) mcptest.RPC { r.Verb = verb; return r }
+
+// TestParamHeaders: an argument whose schema carries x-mcp-header must be
+// mirrored in its Mcp-Param-<Name> header (SEP-2243; DESIGN §5: -32020,
+// HTTP 400, when they disagree).
+func TestParamHeaders(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, nil, nil)
+	cases := []struct {
+		name    string
+		args    string
+		headers map[string]string
+		ok      bool
+	}{
+		{"all match", `{"region":"eu-west","level":3,"verbose":true}`, map[string]string{"Mcp-Param-Region": "eu-west", "Mcp-Param-Level": "3", "Mcp-Param-Verbose": "true"}, true},
+		{"header name case-insensitive", `{"region":"eu"}`, map[string]string{"mcp-param-region": "eu"}, true},
+		{"OWS trimmed", `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "  eu\t"}, true},
+		{"integer compared numerically", `{"level":42}`, map[string]string{"Mcp-Param-Level": "042"}, true},
+		{"Base64 sentinel", `{"region":"日本"}`, map[string]string{"Mcp-Param-Region": "=?base64?5pel5pys?="}, true},
+		{"literal without the sentinel's suffix", `{"region":"=?base64?abc"}`, map[string]string{"Mcp-Param-Region": "=?base64?abc"}, true},
+		{"no arguments, no headers", ``, nil, true},
+		{"undeclared argument needs no header", `{"note":"x"}`, nil, true},
+		{"null argument, no header", `{"region":null}`, nil, true},
+		{"header missing", `{"region":"eu"}`, nil, false},
+		{"value differs", `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "us"}, false},
+		{"value case differs", `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "EU"}, false},
+		{"integer differs", `{"level":3}`, map[string]string{"Mcp-Param-Level": "4"}, false},
+		{"integer not a number", `{"level":3}`, map[string]string{"Mcp-Param-Level": "three"}, false},
+		{"boolean differs", `{"verbose":false}`, map[string]string{"Mcp-Param-Verbose": "true"}, false},
+		{"bad Base64 padding", `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "=?base64?ZX?="}, false},
+		{"bad Base64 alphabet", `{"region":"eu"}`, map[string]string{"Mcp-Param-Region": "=?base64?Z$U=?="}, false},
+		{"header without its argument", `{}`, map[string]string{"Mcp-Param-Region": "eu"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := mcptest.ToolCall("routed", tc.args)
+			for k, v := range tc.headers {
+				r = r.With(k, v)
+			}
+			rep := hs.Send(t, r)
+			if tc.ok {
+				rep.ExpectResult(t, "1")
+			} else {
+				rep.ExpectError(t, 400, -32020, "1")
+			}
+		})
+	}
+	t.Run("header sent twice", func(t *testing.T) {
+		t.Parallel()
+		r := mcptest.ToolCall("routed", `{"region":"eu"}`).WithExtra("Mcp-Param-Region", "eu").WithExtra("Mcp-Param-Region", "eu")
+		hs.Send(t, r).ExpectError(t, 400, -32020, "1")
+	})
+}

@@ -22,7 +22,8 @@ import (
 type discardExporter struct{}
 
 func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+func (discardExporter) Shutdown(context.Context) error { return nil }
 
 // BenchmarkTelemetry is the hot path, a tools/call of echo through
 // Server.ServeHTTP, with telemetry off (no-op providers: what a library user
