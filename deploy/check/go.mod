@@ -1,0 +1,5 @@
+module github.com/wymcp/wymcp/deploy/check
+
+go 1.26.8
+
+require go.yaml.in/yaml/v3 v3.0.4

@@ -1,0 +1,3 @@
+module github.com/wymcp/wymcp/deploy/healthcheck
+
+go 1.26.8
