@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // holdIdle opens n keep-alive connections to the server, each answered
@@ -28,7 +30,7 @@ func holdIdle(rawURL string, n int) ([]net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`
+	body := mcptest.Call("server/discover", "").Body
 	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: %d\r\n\r\n%s",
 		u.Path, u.Host, len(body), body)
 	conns := make([]net.Conn, 0, n)

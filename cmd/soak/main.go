@@ -37,6 +37,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 func main() {
@@ -358,8 +360,6 @@ type load struct {
 	errs               []string
 }
 
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-
 func newLoad(url string, clients int) (*load, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = clients
@@ -381,7 +381,7 @@ func newLoad(url string, clients int) (*load, error) {
 }
 
 func (l *load) reference(method string) (string, error) {
-	status, body, err := l.post(context.Background(), method, "", `{"jsonrpc":"2.0","id":0,"method":"`+method+`","params":{`+meta+`}}`)
+	status, body, err := l.post(context.Background(), mcptest.Call(method, "").WithID(0))
 	if err != nil {
 		return "", err
 	}
@@ -391,17 +391,12 @@ func (l *load) reference(method string) (string, error) {
 	return body, nil
 }
 
-func (l *load) post(ctx context.Context, method, name, body string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, strings.NewReader(body))
+// post sends r, built by the tests' client (internal/mcptest), and returns
+// the status and the answer as received.
+func (l *load) post(ctx context.Context, r mcptest.RPC) (int, string, error) {
+	req, err := r.Request(ctx, l.url)
 	if err != nil {
 		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -441,37 +436,37 @@ func (l *load) one(n int64) {
 		}
 		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[` + content + `],` + e + `"resultType":"complete",` + l.serverInfo + `}}`
 	}
-	call := func(tool, args string) string {
-		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` + meta + `}}`
-	}
-	var method, name, body, want string
+	call := func(tool, args string) mcptest.RPC { return mcptest.ToolCall(tool, args).WithID(int(n)) }
+	var r mcptest.RPC
+	var want string
 	switch k := n % 100; {
 	case k < 30:
 		text := "soak " + id
-		method, name, body, want = "tools/call", "echo", call("echo", `{"text":"`+text+`"}`), result(`{"type":"text","text":"`+text+`"}`, false)
+		r, want = call("echo", `{"text":"`+text+`"}`), result(`{"type":"text","text":"`+text+`"}`, false)
 	case k < 50:
 		sum := strconv.FormatFloat(float64(n)+0.5, 'f', -1, 64)
-		method, name, body = "tools/call", "add", call("add", `{"a":`+id+`,"b":0.5}`)
+		r = call("add", `{"a":`+id+`,"b":0.5}`)
 		want = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"{\"sum\":` + sum + `}"}],"structuredContent":{"sum":` + sum + `},"resultType":"complete",` + l.serverInfo + `}}`
 	case k < 60:
-		method, name, body, want = "tools/call", "sleep", call("sleep", `{"ms":1}`), result(`{"type":"text","text":"slept 1 ms"}`, false)
+		r, want = call("sleep", `{"ms":1}`), result(`{"type":"text","text":"slept 1 ms"}`, false)
 	case k < 75:
-		method, body = "tools/list", `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list","params":{`+meta+`}}`
+		r = mcptest.Call("tools/list", "").WithID(int(n))
 		want = strings.Replace(l.list, `"id":0,`, `"id":`+id+`,`, 1)
 	case k < 90:
-		method, body = "server/discover", `{"jsonrpc":"2.0","id":`+id+`,"method":"server/discover","params":{`+meta+`}}`
+		r = mcptest.Call("server/discover", "").WithID(int(n))
 		want = strings.Replace(l.discover, `"id":0,`, `"id":`+id+`,`, 1)
 	case k < 94:
-		method, name, body, want = "tools/call", "panic", call("panic", `{}`), result(`{"type":"text","text":"Tool execution failed: internal error"}`, true)
+		r, want = call("panic", `{}`), result(`{"type":"text","text":"Tool execution failed: internal error"}`, true)
 	case k < 97:
-		method, name, body, want = "tools/call", "fail", call("fail", `{}`), result(`{"type":"text","text":"this tool always fails"}`, true)
+		r, want = call("fail", `{}`), result(`{"type":"text","text":"this tool always fails"}`, true)
 	default:
-		method, name, body = "tools/call", "bad_result", call("bad_result", `{}`)
+		r = call("bad_result", `{}`)
 		want = `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32603,"message":"Internal error"}}`
 	}
+	method, name := r.Headers["Mcp-Method"], r.Headers["Mcp-Name"]
 	// Requests are not cut short at the end of the run: every one sent is
 	// answered and checked.
-	status, got, err := l.post(context.Background(), method, name, body)
+	status, got, err := l.post(context.Background(), r)
 	l.done.Add(1)
 	switch {
 	case err != nil:

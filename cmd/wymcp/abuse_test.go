@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,16 +21,6 @@ import (
 // starts run() with small limits given by the flags, abuses it over raw TCP,
 // and checks both that the abuser is cut off where the limit says and that
 // the server keeps answering everyone else meanwhile.
-
-// hostPort returns the server's "127.0.0.1:port".
-func (s *server) hostPort(t *testing.T) string {
-	t.Helper()
-	u, err := url.Parse(s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
-}
 
 // rawRequest is a whole HTTP/1.1 request for the MCP endpoint, with the
 // protocol's headers, as bytes for a raw connection.
@@ -62,7 +51,7 @@ func othersAnswered(t *testing.T, s *server, n, c int) {
 					return
 				}
 				text := fmt.Sprintf("other client %d", i)
-				status, body := post(t, t.Context(), s.url, "tools/call", "echo", callBody("echo", `{"text":"`+text+`"}`))
+				status, body := s.post(t, t.Context(), "tools/call", "echo", callBody("echo", `{"text":"`+text+`"}`))
 				if status != http.StatusOK || !strings.Contains(body, `"text":"`+text+`"`) {
 					t.Errorf("an ordinary client during the abuse: %d %s", status, body)
 				}
@@ -127,7 +116,7 @@ func TestSlowHeaders(t *testing.T) {
 	t.Parallel()
 	const timeout = 2 * time.Second
 	s := start(t, "-read-header-timeout", timeout.String())
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	const stallers = 20
 	dialed := time.Now()
 	conns := make([]net.Conn, stallers)
@@ -171,7 +160,7 @@ func TestSlowBody(t *testing.T) {
 	t.Parallel()
 	const timeout = 3 * time.Second
 	s := start(t, "-read-header-timeout", "1s", "-read-timeout", timeout.String())
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	dialed := time.Now()
 	c, err := net.Dial("tcp", host)
 	if err != nil {
@@ -210,7 +199,7 @@ func TestSlowBody(t *testing.T) {
 func TestNeverReadingClients(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	const (
 		clients  = 4
 		requests = 64
@@ -264,10 +253,10 @@ func TestNeverReadingClients(t *testing.T) {
 	t.Logf("stalled after writing %v bytes", last)
 	othersAnswered(t, s, 100, 10)
 	// A long call and the precomputed methods too.
-	if status, body := post(t, t.Context(), s.url, "tools/call", "sleep", callBody("sleep", `{"ms":20}`)); status != 200 || !strings.Contains(body, "slept 20 ms") {
+	if status, body := s.post(t, t.Context(), "tools/call", "sleep", callBody("sleep", `{"ms":20}`)); status != 200 || !strings.Contains(body, "slept 20 ms") {
 		t.Errorf("sleep during the abuse: %d %s", status, body)
 	}
-	if status, body := post(t, t.Context(), s.url, "tools/list", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`); status != 200 || !strings.Contains(body, `"name":"echo"`) {
+	if status, body := s.post(t, t.Context(), "tools/list", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`); status != 200 || !strings.Contains(body, `"name":"echo"`) {
 		t.Errorf("tools/list during the abuse: %d %s", status, body)
 	}
 }
@@ -297,7 +286,7 @@ func dialNonReader(t *testing.T, host string) net.Conn {
 func TestStalledReaderLetsGo(t *testing.T) {
 	t.Parallel()
 	s := start(t, "-max-in-flight", "2", "-write-timeout", "1s")
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	// 512 KiB answers, pipelined: past what loopback's socket buffers hold
 	// (about 9 MiB per connection here), the server's writes block.
 	req := rawRequest(host, "tools/call", "echo", callBody("echo", `{"text":"`+strings.Repeat("x", 512<<10)+`"}`))
@@ -329,7 +318,7 @@ func TestStalledReaderLetsGo(t *testing.T) {
 			t.Fatalf("the server still holds the stalled connections after 60 s (%d refusals meanwhile)", refused)
 		case <-time.After(20 * time.Millisecond):
 		}
-		if status, answer := post(t, t.Context(), s.url, "tools/call", "echo", body); status == 503 && strings.Contains(answer, `"code":-32603`) {
+		if status, answer := s.post(t, t.Context(), "tools/call", "echo", body); status == 503 && strings.Contains(answer, `"code":-32603`) {
 			refused++
 		} else if status != 200 {
 			t.Fatalf("status %d %s, want 200, or 503 while the places are held", status, answer)
@@ -373,7 +362,7 @@ func TestIdleConnections(t *testing.T) {
 	// Both ends live in this process: two descriptors per connection.
 	raiseNoFile(t, 2*n+1024)
 	s := start(t, "-idle-timeout", idle.String())
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	req := rawRequest(host, "server/discover", "", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
 	conns := make([]net.Conn, n)
 	answeredAt := make([]time.Time, n)

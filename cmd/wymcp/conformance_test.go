@@ -75,7 +75,7 @@ func TestConformanceServe(t *testing.T) {
 	t.Run("simple text", func(t *testing.T) {
 		t.Parallel()
 		// The suite omits arguments here.
-		status, got := post(t, t.Context(), s.url, "tools/call", "test_simple_text",
+		status, got := s.post(t, t.Context(), "tools/call", "test_simple_text",
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_simple_text",`+meta+`}}`)
 		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}],"resultType":"complete",` + serverInfo + `}}`
 		if status != http.StatusOK || got != want {
@@ -85,7 +85,7 @@ func TestConformanceServe(t *testing.T) {
 
 	t.Run("error handling", func(t *testing.T) {
 		t.Parallel()
-		status, got := post(t, t.Context(), s.url, "tools/call", "test_error_handling", callBody("test_error_handling", `{}`))
+		status, got := s.post(t, t.Context(), "tools/call", "test_error_handling", callBody("test_error_handling", `{}`))
 		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This tool intentionally returns an error for testing"}],"isError":true,"resultType":"complete",` + serverInfo + `}}`
 		if status != http.StatusOK || got != want {
 			t.Errorf("got %d %s\nwant 200 %s", status, got, want)
@@ -94,7 +94,7 @@ func TestConformanceServe(t *testing.T) {
 
 	t.Run("missing capability", func(t *testing.T) {
 		t.Parallel()
-		status, got := post(t, t.Context(), s.url, "tools/call", "test_missing_capability", callBody("test_missing_capability", `{}`))
+		status, got := s.post(t, t.Context(), "tools/call", "test_missing_capability", callBody("test_missing_capability", `{}`))
 		if status != http.StatusBadRequest || !strings.Contains(got, `"code":-32021`) || !strings.Contains(got, `"requiredCapabilities":{"sampling":{}}`) {
 			t.Errorf("got %d %s, want 400, -32021 and requiredCapabilities {sampling:{}}", status, got)
 		}

@@ -11,10 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// meta is the _meta every 2026-07-28 request carries.
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+// meta is the params._meta member every 2026-07-28 request carries.
+const meta = `"_meta":` + mcptest.Meta
 
 // serverInfo ends every result.
 const serverInfo = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-demo","version":"0.1.0"}}`
@@ -22,6 +25,7 @@ const serverInfo = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp
 // server is one run of the program, in process.
 type server struct {
 	url    string
+	ep     *mcptest.Endpoint
 	cancel context.CancelFunc // SIGINT/SIGTERM
 	done   chan error         // run's result
 }
@@ -49,6 +53,7 @@ func start(t *testing.T, args ...string) *server {
 		t.Fatalf("listening line = %q, want %q<url>/mcp", line, prefix)
 	}
 	s.url = strings.TrimSuffix(strings.TrimPrefix(line, prefix), "\n")
+	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: http.DefaultClient, Info: wymcp.Implementation{Name: "wymcp-demo", Version: version}}
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -63,36 +68,15 @@ func start(t *testing.T, args ...string) *server {
 	return s
 }
 
-// post sends one JSON-RPC request with the headers the protocol requires and
-// returns the status and the body.
-func post(t *testing.T, ctx context.Context, url, method, name, body string) (int, string) {
+// post sends body as one JSON-RPC request for method (and tool name) and
+// returns the status and the answer as received.
+func (s *server) post(t *testing.T, ctx context.Context, method, name, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, name, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", method, name, err)
-	}
-	return resp.StatusCode, string(b)
+	return s.ep.Post(t, ctx, mcptest.Raw(method, name, body))
 }
 
-func callBody(name, args string) string {
-	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
-}
+// callBody is the body of a tools/call of name with args.
+func callBody(name, args string) string { return mcptest.ToolCall(name, args).Body }
 
 // TestServe checks the three methods end to end over a real listener,
 // byte for byte.
@@ -128,7 +112,7 @@ func TestServe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			status, got := post(t, t.Context(), s.url, tt.method, tt.tool, tt.body)
+			status, got := s.post(t, t.Context(), tt.method, tt.tool, tt.body)
 			if status != http.StatusOK {
 				t.Errorf("status = %d, want 200", status)
 			}
@@ -168,7 +152,7 @@ func TestDemoTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			status, got := post(t, t.Context(), s.url, "tools/call", tt.tool, callBody(tt.tool, tt.args))
+			status, got := s.post(t, t.Context(), "tools/call", tt.tool, callBody(tt.tool, tt.args))
 			if status != http.StatusOK {
 				t.Errorf("%s: status = %d, want 200", tt.explanation, status)
 			}
@@ -178,7 +162,7 @@ func TestDemoTools(t *testing.T) {
 		})
 	}
 	// The server survived both faults.
-	if status, got := post(t, t.Context(), s.url, "tools/call", "echo", callBody("echo", `{"text":"still here"}`)); status != 200 || !strings.Contains(got, `"text":"still here"`) {
+	if status, got := s.post(t, t.Context(), "tools/call", "echo", callBody("echo", `{"text":"still here"}`)); status != 200 || !strings.Contains(got, `"text":"still here"`) {
 		t.Errorf("after the faults: %d %s", status, got)
 	}
 }
@@ -194,7 +178,7 @@ func TestToolsDescribed(t *testing.T) {
 		if cursor != "" {
 			params = `"cursor":` + strings.TrimSpace(mustJSON(t, cursor)) + `,` + meta
 		}
-		status, body := post(t, t.Context(), s.url, "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+params+`}}`)
+		status, body := s.post(t, t.Context(), "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+params+`}}`)
 		if status != http.StatusOK {
 			t.Fatalf("status = %d, body %s", status, body)
 		}
@@ -260,7 +244,7 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		status, body := post(t, ctx, s.url, "tools/call", "sleep", callBody("sleep", `{"ms":500}`))
+		status, body := s.post(t, ctx, "tools/call", "sleep", callBody("sleep", `{"ms":500}`))
 		answered <- answer{status, body}
 	}()
 	<-wrote

@@ -87,11 +87,11 @@ func TestOTelExport(t *testing.T) {
 			t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "3600000")
 
 			s := start(t)
-			status, _ := post(t, t.Context(), s.url, "tools/call", "panic", callBody("panic", `{}`))
+			status, _ := s.post(t, t.Context(), "tools/call", "panic", callBody("panic", `{}`))
 			if status != 200 {
 				t.Fatalf("panic: status %d", status)
 			}
-			status, _ = post(t, t.Context(), s.url, "tools/call", "bad_result", callBody("bad_result", `{}`))
+			status, _ = s.post(t, t.Context(), "tools/call", "bad_result", callBody("bad_result", `{}`))
 			if status != 200 {
 				t.Fatalf("bad_result: status %d", status)
 			}

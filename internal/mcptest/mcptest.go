@@ -64,6 +64,16 @@ func ToolCall(name, arguments string) RPC {
 	return r
 }
 
+// Raw builds a request with the given body as is, and the Mcp-Method and
+// (when not "") Mcp-Name headers: for bodies a test writes out whole.
+func Raw(method, name, body string) RPC {
+	r := RPC{Body: body, Headers: map[string]string{"Mcp-Method": method}}
+	if name != "" {
+		r.Headers["Mcp-Name"] = name
+	}
+	return r
+}
+
 // Quote returns s as a JSON string.
 func Quote(s string) string {
 	b, _ := json.Marshal(s)
@@ -177,19 +187,7 @@ func (e *Endpoint) Send(t testing.TB, r RPC) Reply {
 // SendContext is Send under ctx.
 func (e *Endpoint) SendContext(t testing.TB, ctx context.Context, r RPC) Reply {
 	t.Helper()
-	req, err := r.Request(ctx, e.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := e.HTTP.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", req.Method, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := e.exchange(t, ctx, r)
 	rep := Reply{Status: resp.StatusCode, Header: resp.Header, Raw: raw, Info: e.Info}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &rep.Msg); err != nil {
@@ -204,6 +202,34 @@ func (e *Endpoint) SendContext(t testing.TB, ctx context.Context, r RPC) Reply {
 func (r RPC) WithExtra(key, value string) RPC {
 	r.Extra = append(append([][2]string(nil), r.Extra...), [2]string{key, value})
 	return r
+}
+
+// Post sends r and returns the status and the body as received, for tests
+// that compare answers byte for byte.
+func (e *Endpoint) Post(t testing.TB, ctx context.Context, r RPC) (int, string) {
+	t.Helper()
+	resp, raw := e.exchange(t, ctx, r)
+	return resp.StatusCode, string(raw)
+}
+
+// exchange sends r and reads the whole answer; a transport failure fails
+// the test.
+func (e *Endpoint) exchange(t testing.TB, ctx context.Context, r RPC) (*http.Response, []byte) {
+	t.Helper()
+	req, err := r.Request(ctx, e.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", req.Method, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s: reading the answer: %v", req.Method, err)
+	}
+	return resp, raw
 }
 
 // Abandon sends r and drops the answer: for calls a test abandons by
