@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
@@ -199,21 +200,28 @@ func (panicky) MarshalJSON() ([]byte, error) { panic("marshal") }
 
 func TestHandlerIgnoringContext(t *testing.T) {
 	t.Parallel()
-	tool := tools.Must(tools.NewRaw("slow", "d", []byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
-			time.Sleep(60 * time.Millisecond)
-			return protocol.TextResult("late"), nil
-		}, tools.WithDeadline(10*time.Millisecond)))
-	ctx, cancel := context.WithTimeout(t.Context(), tool.Deadline())
-	defer cancel()
-	start := time.Now()
-	out := tool.Call(ctx, nil)
-	if time.Since(start) < 60*time.Millisecond {
-		t.Fatal("Call returned before the handler")
-	}
-	if out.Kind != tools.OutcomeDeadline {
-		t.Fatalf("kind %v: a result after the deadline is still a deadline", out.Kind)
-	}
+	// synctest's clock: the handler's minute of sleep and the deadline
+	// pass at once, in order.
+	synctest.Test(t, func(t *testing.T) {
+		tool := tools.Must(tools.NewRaw("slow", "d", []byte(`{"type":"object"}`),
+			func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+				time.Sleep(time.Minute)
+				return protocol.TextResult("late"), nil
+			}, tools.WithDeadline(10*time.Millisecond)))
+		ctx, cancel := context.WithTimeout(t.Context(), tool.Deadline())
+		defer cancel()
+		start := time.Now()
+		out := tool.Call(ctx, nil)
+		if time.Since(start) < time.Minute {
+			t.Fatal("Call returned before the handler")
+		}
+		if out.Kind != tools.OutcomeDeadline {
+			t.Fatalf("kind %v: a result after the deadline is still a deadline", out.Kind)
+		}
+		if got := text(t, out.Result); got != "Tool slow timed out after 10ms" {
+			t.Fatalf("text %q, want the one timeout text", got)
+		}
+	})
 }
 
 func TestParentCancelled(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -11,8 +12,14 @@ type ctxKey struct{}
 
 // TestToolContextWithoutDone: a tool that never asks for Done sees the
 // deadline through Deadline and Err, its parent's values and cancellation,
-// and costs no allocation.
+// and costs no allocation. Time is synctest's: the deadline passes when
+// every goroutine of the bubble waits, not after a real sleep.
 func TestToolContextWithoutDone(t *testing.T) {
+	// Not parallel: AllocsPerRun refuses to run in a parallel test.
+	synctest.Test(t, testToolContextWithoutDone)
+}
+
+func testToolContextWithoutDone(t *testing.T) {
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 	defer cancel()
 	var c toolContext
@@ -51,6 +58,11 @@ func TestToolContextWithoutDone(t *testing.T) {
 // TestToolContextDone: Done closes at the deadline, a derived context ends
 // with it, and the parent's cancellation reaches both.
 func TestToolContextDone(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, testToolContextDone)
+}
+
+func testToolContextDone(t *testing.T) {
 	var c toolContext
 	c.init(context.Background(), 20*time.Millisecond)
 	defer c.release()
@@ -128,77 +140,5 @@ func TestToolContextRelease(t *testing.T) {
 	case <-b.Done():
 	default:
 		t.Fatal("Done asked for after release is open")
-	}
-}
-
-// TestWatchdogSweep: a sweep answers exactly the calls past due, keeps the
-// others, and forgotten calls are never answered.
-func TestWatchdogSweep(t *testing.T) {
-	var answered []*Call
-	w := &watchdog{shards: make([]watchShard, 4), wake: make(chan struct{}, 1), done: make(chan struct{}), overdue: func(c *Call) { answered = append(answered, c) }}
-	now := time.Now()
-	calls := make([]*Call, 4)
-	for i := range calls {
-		calls[i] = &Call{}
-		calls[i].tctx.deadline = now.Add(time.Duration(i)*time.Second - deadlineGrace)
-		w.watch(calls[i])
-	}
-	w.forget(calls[0])
-	if more := w.sweep(now.Add(1500 * time.Millisecond)); !more {
-		t.Fatal("sweep says nothing is left")
-	}
-	if len(answered) != 1 || answered[0] != calls[1] {
-		t.Fatalf("answered %v, want only call 1", answered)
-	}
-	w.forget(calls[2])
-	w.forget(calls[3])
-	w.forget(calls[3]) // twice is harmless
-	if more := w.sweep(now.Add(time.Hour)); more || len(answered) != 1 {
-		t.Fatalf("after forgetting all: more %v, answered %d", more, len(answered))
-	}
-}
-
-// TestWatchdogContainsPanics: a panic while answering an overdue call is
-// reported and does not end the process.
-func TestWatchdogContainsPanics(t *testing.T) {
-	var got any
-	w := &watchdog{shards: make([]watchShard, 1), wake: make(chan struct{}, 1), done: make(chan struct{}),
-		overdue: func(*Call) { panic("boom") }, fault: func(r any) { got = r }}
-	c := &Call{}
-	c.tctx.deadline = time.Now().Add(-deadlineGrace)
-	w.watch(c)
-	w.sweep(time.Now())
-	if got != "boom" {
-		t.Fatalf("fault got %v", got)
-	}
-}
-
-// TestWatchdogWakes: the goroutine sleeps once nothing is watched, and the
-// next call watched wakes it, however many times that happens.
-func TestWatchdogWakes(t *testing.T) {
-	t.Parallel()
-	answered := make(chan *Call, 1)
-	w := newWatchdog(4, func(c *Call) { answered <- c }, nil)
-	defer w.close()
-	for round := range 3 {
-		c := &Call{}
-		c.tctx.deadline = time.Now().Add(-deadlineGrace)
-		w.watch(c)
-		select {
-		case got := <-answered:
-			if got != c {
-				t.Fatalf("round %d: answered another call", round)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("round %d: an overdue call was not answered", round)
-		}
-		// Let the next sweep find nothing, so the goroutine goes to sleep.
-		deadline := time.Now().Add(10 * time.Second)
-		for !w.sleeping.Load() {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the watchdog never went to sleep", round)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
 	}
 }
