@@ -116,7 +116,7 @@ func settle() (goroutines int, heap uint64) {
 // TestPanicStorm: 10,000 faults under concurrent load — every faulting
 // request answered with its id (-32603 past the method, isError inside the
 // tool), every other request answered correctly, and no goroutine or heap
-// growth from one storm to the next (DESIGN §4; issue 6).
+// growth from one storm to the next (DESIGN §4).
 func TestPanicStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("storm: skipped in -short")

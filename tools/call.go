@@ -110,7 +110,8 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		args = protocol.RawJSON("{}")
 	}
 	// The arguments are decoded here for the validator and, for typed tools,
-	// once more into In (the brief's order: validate first, then decode).
+	// once more into In (validate first, then decode: the handler only
+	// ever sees arguments the schema admits).
 	// The fast path vouches for most valid arguments without the decode;
 	// when it is not sure, the full path gives the answer and the message.
 	if t.fastInput == nil || !t.fastInput.accept(args) {

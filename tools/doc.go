@@ -5,8 +5,7 @@
 // schemas from Go types, [NewRaw] takes a JSON Schema 2020-12 document kept
 // byte-for-byte. Either way the schema is compiled at construction, so a bad
 // name, a bad schema or a `$ref` that would need a file or the network fails
-// [New] instead of the first call (STYLE 7: build once; the request path only
-// reads). The compiled [Tool] is safe for concurrent use.
+// [New] instead of the first call (build once; the request path only reads). The compiled [Tool] is safe for concurrent use.
 //
 // # One call
 //
@@ -26,7 +25,7 @@
 //   - the deadline passes: [OutcomeDeadline].
 //
 // Call returns an [Outcome] rather than an error so that the caller records
-// the kind (DESIGN §7) and writes the one answer (STYLE 6).
+// the kind (DESIGN §7) and writes the one answer (DESIGN §3).
 //
 // # Schemas
 //

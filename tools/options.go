@@ -18,7 +18,7 @@ import (
 const DefaultDeadline = 60 * time.Second
 
 // Option configures a [Tool] at construction. Options are functional here,
-// unlike the server's options struct (STYLE 2), because each tool has its own
+// unlike the server's options struct, because each tool has its own
 // few optional fields and is usually written as one expression in a
 // package-level tool set.
 type Option func(*config)

@@ -1,6 +1,6 @@
 // Command soak runs a bounded, high-concurrency mixed load against the real
 // cmd/wymcp binary on loopback and fails on any wrong answer or on memory
-// that keeps growing (issue 6).
+// that keeps growing.
 //
 //	go run ./cmd/soak              # 2 minutes, 64 clients
 //	go run ./cmd/soak -d 15s       # the CI version

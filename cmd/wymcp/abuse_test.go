@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Slow and abusive clients against the real program (issue 6): each test
+// Slow and abusive clients against the real program: each test
 // starts run() with small limits given by the flags, abuses it over raw TCP,
 // and checks both that the abuser is cut off where the limit says and that
 // the server keeps answering everyone else meanwhile.

@@ -6,7 +6,7 @@ import "time"
 // protoactor's default `go fn()` per idle→busy transition. A reused
 // goroutine keeps its grown stack: the default dispatcher spent ~25% of CPU
 // in runtime.newstack/copystack, and a pooled one halved the round trip
-// (3.2 vs 7.8 µs, notes/dependencies.md §2).
+// (3.2 vs 7.8 µs, DESIGN §9).
 //
 // Workers are not bounded: a mailbox that blocks (a tool that sleeps) holds
 // its goroutine, and every other mailbox must still get one. The in-flight

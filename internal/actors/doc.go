@@ -31,5 +31,5 @@
 //
 // Replies travel on a one-slot channel owned by the call, not on a
 // protoactor Future: a Future cannot be cancelled by a context and costs a
-// registry entry and a timer per request (notes/dependencies.md §2).
+// registry entry and a timer per request (DESIGN §9).
 package actors

@@ -199,7 +199,7 @@ func (o *Observer) parent(ctx context.Context, r *http.Request, meta *wire.Reque
 	return metaCtx, nil
 }
 
-// The attribute names of the MCP semantic conventions (spec digest §7) and
+// The attribute names of the MCP semantic conventions (DESIGN §7) and
 // wymcp's own.
 const (
 	keyMethodName      = "mcp.method.name"

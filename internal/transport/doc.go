@@ -1,8 +1,13 @@
 // Package transport is the net/http edge of wymcp: the request path of
-// DESIGN §3, stage by stage, and the one writer that answers.
+// DESIGN §3, stage by stage, and the one place that writes answers.
 //
-// Each stage returns a *rejection or hands on; no stage writes. writeRejection
-// maps a rejection to its status, headers and JSON-RPC body (DESIGN §5),
-// records it (DESIGN §7), then writes — so the ladder reads top-down in
-// Handler.ServeHTTP and every refusal has one shape.
+// Each stage returns a value: a *rejection (an answer before a method runs)
+// or what the next stage needs; no stage writes. The methods return an
+// actors.Reply, a value with no id and no envelope. Every JSON-RPC message
+// the server sends is framed in envelope.go, with the request's id, and
+// written here: a rejection by writeRejection (status, headers, the error,
+// recorded first, DESIGN §7), a reply by writeAnswer, a tools/call's answer,
+// its progress notifications and a late answer for a stubborn tool through
+// its responder, which serializes them. So the ladder reads top-down in
+// Handler.ServeHTTP and every answer has one shape.
 package transport

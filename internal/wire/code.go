@@ -6,8 +6,8 @@ import "strconv"
 // emits (DESIGN §5); there is no CodeOK because success is not an error.
 type Code int32
 
-// The JSON-RPC 2.0 codes and the three codes of MCP 2026-07-28 (spec digest
-// §1.4). Codes in -32020..-32099 are reserved to the specification; only
+// The JSON-RPC 2.0 codes and the three codes of MCP 2026-07-28 (basic/index.mdx,
+// Error Codes). Codes in -32020..-32099 are reserved to the specification; only
 // these three exist in this revision, so wymcp emits no other code there.
 const (
 	// CodeParseError: the body is not one strict JSON value.

@@ -2,7 +2,7 @@ package wire
 
 import "github.com/wymcp/wymcp/protocol"
 
-// The reserved `_meta` keys of a 2026-07-28 request (spec digest §1.1).
+// The reserved `_meta` keys of a 2026-07-28 request (MCP 2026-07-28, basic/index.mdx: _meta).
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"

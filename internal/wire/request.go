@@ -44,9 +44,9 @@ func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
 //
 // A legacy initialize — one whose params carry no `_meta` protocol version —
 // is answered -32022 naming the supported versions and the version it asked
-// for (spec digest §1.6: a legacy client has no fall-forward, so the answer
-// must say what we speak). Any other request with missing or malformed
-// params or `_meta` is -32602; HTTP 400 for both.
+// for (MCP 2026-07-28, basic/versioning.mdx: a legacy client has no
+// fall-forward, so the answer must say what we speak). Any other request
+// with missing or malformed params or `_meta` is -32602; HTTP 400 for both.
 func ParseRequest(m Message) (*Request, *Error) {
 	f := m.fields
 	if f == nil {

@@ -31,7 +31,7 @@ func AppendErrorObject(dst []byte, e *Error) []byte {
 }
 
 // ServerMeta returns the result _meta object that names the server; every
-// result carries it (spec digest §1.2).
+// result carries it (MCP 2026-07-28, basic/index.mdx: result _meta).
 func ServerMeta(info protocol.Implementation) (RawJSON, error) {
 	return Marshal(map[string]protocol.Implementation{MetaServerInfo: info})
 }

@@ -5,7 +5,7 @@ package wire
 const Version = "2026-07-28"
 
 // supported lists the revisions server/discover advertises and -32022
-// names in data.supported: modern revisions only (spec digest §2). An array,
+// names in data.supported: modern revisions only (MCP 2026-07-28, server/discover). An array,
 // so that what it holds is fixed at compile time.
 var supported = [...]string{Version}
 

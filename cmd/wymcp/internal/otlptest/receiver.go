@@ -3,8 +3,7 @@
 // reads back the spans and metrics that arrived, as the collector would see
 // them. It is built on the OTLP protobuf types only (go.opentelemetry.io/
 // proto/otlp), which the exporters depend on already; the collector's own
-// receiver would pull in some 120 more modules (shared/notes/dependencies.md
-// §5).
+// receiver would pull in some 120 more modules.
 package otlptest
 
 import (
