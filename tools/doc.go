@@ -5,14 +5,19 @@
 // schemas from Go types, [NewRaw] takes a JSON Schema 2020-12 document kept
 // byte-for-byte. Either way the schema is compiled at construction, so a bad
 // name, a bad schema or a `$ref` that would need a file or the network fails
-// [New] instead of the first call (build once; the request path only reads). The compiled [Tool] is safe for concurrent use.
+// [New] instead of the first call (build once; the request path only
+// reads). The compiled [Tool] is safe for concurrent use. A server's tools
+// form a [Set]: unique names, in the order given, resolved by name for each
+// tools/call.
 //
 // # One call
 //
 // [Tool.Call] is the whole of the tool's part of tools/call: it validates the
-// arguments against the input schema, runs the handler under the tool's
-// deadline with any panic contained, and turns every outcome into a
-// [protocol.CallToolResult]. All of them are DESIGN §5 rows answered with a
+// arguments against the input schema, runs the handler with any panic
+// contained, and turns every outcome into a [protocol.CallToolResult]. The
+// tool declares its deadline ([WithDeadline]); the server owns it, bounding
+// the context Call runs under and answering for a handler that ignores it,
+// with the one timeout answer [Tool.DeadlineOutcome]. All of them are DESIGN §5 rows answered with a
 // result whose isError is true, not a JSON-RPC error, because the model can
 // read such a result and correct its next call:
 //
