@@ -300,6 +300,16 @@ func b64int(t *testing.T, s string) *big.Int {
 	return new(big.Int).SetBytes(b)
 }
 
+// b64fixed decodes a base64url coordinate into exactly n bytes, left-padded.
+func b64fixed(t *testing.T, s string, n int) []byte {
+	t.Helper()
+	b := b64int(t, s).Bytes()
+	if len(b) > n {
+		t.Fatalf("coordinate of %d bytes, want %d", len(b), n)
+	}
+	return append(make([]byte, n-len(b)), b...)
+}
+
 // verifyJWS checks a compact JWS against the key with its kid: enough to
 // show that the JWKS and the tokens belong together.
 func verifyJWS(t *testing.T, token string, keys []jwk) {
@@ -330,7 +340,11 @@ func verifyJWS(t *testing.T, token string, keys []jwk) {
 		if k.Crv != "P-256" || len(sig) != 64 {
 			t.Fatalf("ES256 with crv %q and a %d-byte signature", k.Crv, len(sig))
 		}
-		pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: b64int(t, k.X), Y: b64int(t, k.Y)}
+		point := append([]byte{4}, append(b64fixed(t, k.X, 32), b64fixed(t, k.Y, 32)...)...)
+		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), point)
+		if err != nil {
+			t.Fatalf("ES256 key: %v", err)
+		}
 		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
 		if !ecdsa.Verify(pub, digest[:], r, s) {
 			t.Fatal("ES256 signature does not verify")
