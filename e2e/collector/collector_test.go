@@ -173,6 +173,7 @@ type proc struct {
 
 func startProc(t *testing.T, name string, cmd *exec.Cmd) *proc {
 	t.Helper()
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
