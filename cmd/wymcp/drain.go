@@ -156,8 +156,15 @@ func (t *connTracker) waitQuiet(ctx context.Context, patience time.Duration) {
 	}
 }
 
+// quiesceBound bounds the wait for the accept queue to empty before the
+// listener closes (listener_linux.go): http.Server.Serve empties it in
+// microseconds unless the machine is starved.
+const quiesceBound = time.Second
+
 // closeOnceListener lets the stop close the listener before
-// http.Server.Shutdown does, which then gets nil instead of an error.
+// http.Server.Shutdown does, which then gets nil instead of an error; and
+// closes it without resetting the connections waiting to be accepted
+// (quiesce).
 type closeOnceListener struct {
 	net.Listener
 	once   sync.Once
@@ -167,6 +174,7 @@ type closeOnceListener struct {
 
 func (l *closeOnceListener) Close() error {
 	l.once.Do(func() {
+		quiesce(l.Listener, quiesceBound)
 		l.closed.Store(true)
 		l.err = l.Listener.Close()
 	})
