@@ -113,3 +113,58 @@ func ExampleServer_Shutdown() {
 	// in-flight call: 200
 	// call after Shutdown: 503
 }
+
+// Drain is the first half of a stop without loss (DESIGN §6a): the server
+// turns not ready and answers every call with "Connection: close" for
+// Options.DrainDelay, while the balancer in front stops sending here. Then
+// the http.Server stops accepting and waits for its handlers, and Shutdown
+// stops the actors. This is the order for a balancer that routes by
+// readiness (a Kubernetes Service); cmd/wymcp shows the one for nginx.
+func ExampleServer_Drain() {
+	echo := tools.Must(tools.New("echo", "Echoes its text.",
+		func(ctx context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return in.Text, nil
+		}))
+	srv, err := wymcp.New(wymcp.Implementation{Name: "example", Version: "1.0.0"},
+		&wymcp.Options{DrainDelay: 200 * time.Millisecond}, echo)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv)
+	mux.Handle("GET /readyz", srv.ReadinessHandler())
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	readiness := func() int {
+		resp, err := http.Get(ts.URL + "/readyz")
+		if err != nil {
+			log.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	fmt.Println("ready:", readiness())
+
+	// What a SIGTERM handler does.
+	stopped := make(chan error)
+	go func() {
+		ctx := context.Background()
+		_ = srv.Drain(ctx)           // the lame duck, for DrainDelay
+		_ = ts.Config.Shutdown(ctx)  // stop accepting, wait for the handlers
+		stopped <- srv.Shutdown(ctx) // stop the actors
+	}()
+	for !srv.Draining() {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println("ready while draining:", readiness())
+	status, _ := exampleCall(ts.URL+"/mcp", "echo", `{"text":"hi"}`)
+	fmt.Println("call while draining:", status)
+	fmt.Println("stopped:", <-stopped)
+	// Output:
+	// ready: 200
+	// ready while draining: 503
+	// call while draining: 200
+	// stopped: <nil>
+}

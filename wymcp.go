@@ -10,7 +10,6 @@
 package wymcp
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -78,6 +77,22 @@ type Options struct {
 	// cannot keep its in-flight place; 0 means DefaultWriteTimeout (30 s);
 	// negative means no bound.
 	WriteTimeout time.Duration
+	// DrainDelay is how long a drain (Drain, or Shutdown when Drain was not
+	// called) keeps the server a lame duck before Shutdown stops admitting
+	// calls: not ready (ReadinessHandler answers 503), every answer with
+	// "Connection: close", calls still admitted and answered. It is the
+	// time a load balancer needs to stop sending calls here: for one that
+	// probes readiness, its probe interval × failures + propagation; for a
+	// proxy holding keep-alive connections, more than its idle timeout for
+	// them (DESIGN §6a; deploy/README.md has the timeline).
+	//
+	// 0 or negative means none, which is the default: Shutdown then stops
+	// admitting at once, as it did before DrainDelay existed. There is no
+	// Default constant because the right value belongs to the deployment,
+	// not the library, and a delay nobody asked for would hold every
+	// Shutdown (tests' included) for nothing; cmd/wymcp's -drain-delay
+	// defaults to 5 s.
+	DrainDelay time.Duration
 	// AllowedOrigins are the browser origins allowed besides loopback ones.
 	AllowedOrigins []string
 	// AllowedHosts are Host values allowed besides loopback names on a
@@ -96,6 +111,7 @@ type Options struct {
 type Server struct {
 	handler *transport.Handler
 	system  *actors.System
+	drain   drain
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -118,7 +134,7 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 		return nil, err
 	}
 	h := transport.New(cfg, sys, telemetry.New(cfg))
-	return &Server{handler: h, system: sys}, nil
+	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}}, nil
 }
 
 // resolve returns the configuration o stands for: every zero field replaced
@@ -137,6 +153,7 @@ func (o *Options) resolve(info Implementation, set *tools.Set) *config.Server {
 		MaxBodyBytes:   o.MaxBodyBytes,
 		MaxInFlight:    int64(o.MaxInFlight),
 		WriteTimeout:   o.WriteTimeout,
+		DrainDelay:     max(o.DrainDelay, 0),
 		AllowedOrigins: o.AllowedOrigins,
 		AllowedHosts:   o.AllowedHosts,
 		TracerProvider: o.TracerProvider,
@@ -176,18 +193,3 @@ func (o *Options) resolve(info Implementation, set *tools.Set) *config.Server {
 
 // ServeHTTP answers one MCP message.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
-
-// Shutdown stops admitting requests (new ones are answered 503 with
-// Retry-After), waits until every admitted request has been answered, then
-// stops the actor system. If ctx ends first, the actors are left running
-// for the calls still in flight and ctx's error is returned.
-//
-// Call it after http.Server.Shutdown has stopped the listeners, or in its
-// place when the Server is mounted on a mux shared with other handlers.
-func (s *Server) Shutdown(ctx context.Context) error {
-	if err := s.handler.Drain(ctx); err != nil {
-		return err
-	}
-	s.system.Shutdown(ctx)
-	return nil
-}

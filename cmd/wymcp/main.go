@@ -5,9 +5,15 @@
 //	go run ./cmd/wymcp -addr :9000 -allow-origin https://app.example
 //
 // It prints one line to stdout once the listener is open,
-// "wymcp listening on http://<addr><path>", logs to stderr, and on SIGINT or
-// SIGTERM stops accepting connections, lets the calls in flight finish and
-// be answered (up to 30 s), and exits 0. A second signal exits at once.
+// "wymcp listening on http://<addr><path>", and logs to stderr. Besides the
+// MCP endpoint it serves GET /healthz (alive) and GET /readyz (ready for
+// calls; 503 once a drain begins). On SIGINT or SIGTERM it drains (drain.go
+// has the timeline): /readyz turns 503, every answer closes its connection,
+// new connections are refused (or, with -drain-accept, accepted until
+// -drain-delay ends), the connections in hand wind down for up to
+// -drain-delay (5 s), the calls in flight finish and are answered (up to
+// -shutdown-timeout, 65 s, more), and it exits 0. A second signal exits at
+// once.
 package main
 
 import (
@@ -30,10 +36,6 @@ import (
 
 // version is the demo server's version, sent in every result's _meta.
 const version = "0.1.0"
-
-// shutdownTimeout bounds the graceful part of shutdown: calls still running
-// after it are abandoned and run returns the context's error.
-const shutdownTimeout = 30 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -82,7 +84,16 @@ type config struct {
 	// The http.Server's limits on slow and abusive clients.
 	readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	maxHeaderBytes                              int
+	// The stop (drain.go).
+	drainDelay, shutdownTimeout time.Duration
+	drainAccept                 bool
 }
+
+// The health endpoints, outside the MCP path (drain.go).
+const (
+	healthzPath = "/healthz"
+	readyzPath  = "/readyz"
+)
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
@@ -106,6 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	fs.IntVar(&c.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request line and headers in `bytes`; past it, 431")
 	fs.DurationVar(&c.opts.WriteTimeout, "write-timeout", 30*time.Second, "time a client has to take one answer (not the tool's run time); a client that stops reading loses its place")
+	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long the server stays a lame duck (/readyz 503, every answer closing its connection) while the connections it has wind down; longer than a proxy's idle keep-alive to it (nginx: upstream keepalive_timeout) and than a balancer's time to notice /readyz; 0: stop at once")
+	fs.BoolVar(&c.drainAccept, "drain-accept", false, "keep accepting new connections during -drain-delay, for a balancer that routes by /readyz (a Kubernetes Service); by default they are refused from SIGTERM on, which a proxy that does not probe (nginx open source) resends elsewhere")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 65*time.Second, "after -drain-delay, how long calls in flight have to finish and be answered; above the longest call (a tool's deadline, 60 s by default, plus 1 s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -121,10 +135,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"read-header-timeout", c.readHeaderTimeout}, {"read-timeout", c.readTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.opts.WriteTimeout}} {
+	}{{"read-header-timeout", c.readHeaderTimeout}, {"read-timeout", c.readTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.opts.WriteTimeout}, {"shutdown-timeout", c.shutdownTimeout}} {
 		if d.v <= 0 {
 			return nil, usageError{err: fmt.Errorf("-%s %v must be positive", d.name, d.v)}
 		}
+	}
+	if c.drainDelay < 0 {
+		return nil, usageError{err: fmt.Errorf("-drain-delay %v must not be negative (0: no drain)", c.drainDelay)}
 	}
 	if c.maxHeaderBytes <= 0 {
 		return nil, usageError{err: fmt.Errorf("-max-header-bytes %d must be positive", c.maxHeaderBytes)}
@@ -132,6 +149,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	// http.ServeMux panics on a pattern it cannot parse; refuse it here.
 	if !strings.HasPrefix(c.path, "/") || strings.ContainsAny(c.path, " \t{}") {
 		return nil, usageError{err: fmt.Errorf("-path %q must start with / and hold no spaces or braces", c.path)}
+	}
+	if c.path == healthzPath || c.path == readyzPath {
+		return nil, usageError{err: fmt.Errorf("-path %q is taken by a health endpoint", c.path)}
 	}
 	return c, nil
 }
@@ -165,9 +185,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	mux := http.NewServeMux()
 	mux.Handle(c.path, srv)
+	mux.HandleFunc("GET "+healthzPath, healthz)
+	mux.Handle("GET "+readyzPath, srv.ReadinessHandler())
+	conns := &connTracker{}
 	httpSrv := &http.Server{
 		Addr:    c.addr,
-		Handler: mux,
+		Handler: closeWhileDraining(srv, mux),
 		// Headers must arrive promptly (slowloris); the body, bounded by
 		// -max-body, within ReadTimeout.
 		ReadHeaderTimeout: c.readHeaderTimeout,
@@ -179,13 +202,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:    c.idleTimeout,
 		MaxHeaderBytes: c.maxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// The stop waits on the connections' states (drain.go).
+		ConnState: conns.track,
 	}
 
 	// Listen first, so the line names the real address (-addr with port 0).
-	ln, err := net.Listen("tcp", c.addr)
+	// Everything that can fail is done by now, so /readyz, served from
+	// this listener, is never 200 before the server can serve calls.
+	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
+	ln := &closeOnceListener{Listener: l}
 	fmt.Fprintf(stdout, "wymcp listening on http://%s%s\n", ln.Addr(), c.path)
 	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts))
 
@@ -195,29 +223,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	select {
 	case err := <-served:
 		// The listener failed; nothing is being served any more.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 		defer cancel()
 		return errors.Join(err, srv.Shutdown(sctx))
 	case <-ctx.Done():
 	}
 
-	logger.Info("shutting down", "timeout", shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	// http.Server.Shutdown closes the listener and waits for every handler
-	// to return, so calls in flight are answered; then the MCP server stops
-	// its actors.
-	if err := httpSrv.Shutdown(sctx); err != nil {
-		// Handlers still running at the deadline (a client that stopped
-		// reading, a tool past its grace) must not hold the process: close
-		// their connections and report the unclean stop.
-		_ = httpSrv.Close()
-		return fmt.Errorf("http shutdown: %w", err)
+	st := &stopper{hs: httpSrv, ln: ln, conns: conns, srv: srv, logger: logger,
+		delay: c.drainDelay, accept: c.drainAccept, timeout: c.shutdownTimeout}
+	if err := st.stop(); err != nil {
+		return err
 	}
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("mcp shutdown: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+	if err := <-served; !ln.servedUntilClosed(err) {
 		return err
 	}
 	logger.Info("stopped")

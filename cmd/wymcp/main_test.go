@@ -31,14 +31,16 @@ type server struct {
 }
 
 // start runs the program on a free port and returns once it is listening.
-// The cleanup stops it and checks that it stopped cleanly.
+// The cleanup stops it and checks that it stopped cleanly. The drain is off
+// (-drain-delay 0) unless args set it: most tests stop servers that hold
+// idle keep-alive connections, which a drain would wait on.
 func start(t *testing.T, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, t.Output())
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-drain-delay", "0"}, args...), pw, t.Output())
 		pw.CloseWithError(errors.New("run returned"))
 		s.done <- err
 	}()

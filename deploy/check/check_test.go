@@ -40,13 +40,16 @@ func deployDir(t *testing.T) string {
 	return d
 }
 
-// The drain's numbers (DESIGN §6a, cmd/wymcp): the default -drain-delay,
-// and the longest call: the default tool deadline and its grace.
+// The drain's numbers (DESIGN §6a, cmd/wymcp/drain.go): the defaults of
+// -drain-delay and -shutdown-timeout, and the longest call: the default
+// tool deadline and its grace. A stop takes at most drain delay + shutdown
+// timeout, and the shutdown timeout must cover the longest call.
 const (
-	defaultDrainDelay = 5 * time.Second
-	longestCall       = 60*time.Second + time.Second
-	imageUID          = 65532 // distroless "nonroot"
-	containerPort     = 8080
+	defaultDrainDelay      = 5 * time.Second
+	defaultShutdownTimeout = 65 * time.Second
+	longestCall            = 60*time.Second + time.Second
+	imageUID               = 65532 // distroless "nonroot"
+	containerPort          = 8080
 )
 
 // ---- Kubernetes
@@ -167,25 +170,36 @@ func decodeSpec(t *testing.T, o object, v any) {
 	}
 }
 
-// drainDelayOf reads -drain-delay from the arguments, or the default.
-func drainDelayOf(t *testing.T, args []string) time.Duration {
+// durationFlag reads a duration flag from the arguments, or its default.
+func durationFlag(t *testing.T, args []string, name string, def time.Duration) time.Duration {
 	t.Helper()
 	for i, a := range args {
 		a = strings.TrimPrefix(a, "-")
 		a = strings.TrimPrefix(a, "-")
-		v, ok := strings.CutPrefix(a, "drain-delay=")
-		if !ok && a == "drain-delay" && i+1 < len(args) {
+		v, ok := strings.CutPrefix(a, name+"=")
+		if !ok && a == name && i+1 < len(args) {
 			v, ok = args[i+1], true
 		}
 		if ok {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				t.Fatalf("-drain-delay %q: %v", v, err)
+				t.Fatalf("-%s %q: %v", name, v, err)
 			}
 			return d
 		}
 	}
-	return defaultDrainDelay
+	return def
+}
+
+// hasBoolFlag reports whether the arguments set a boolean flag to true.
+func hasBoolFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || a == name+"=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func sameLabels(a, b map[string]string) bool {
@@ -276,12 +290,24 @@ func TestKubernetesManifest(t *testing.T) {
 		}
 	}
 
-	// The grace period covers the drain and the longest call.
-	drain := drainDelayOf(t, c.Args)
+	// The grace period covers the whole stop: the drain delay, then up to
+	// the shutdown timeout for the calls in flight, which covers the
+	// longest call.
+	drain := durationFlag(t, c.Args, "drain-delay", defaultDrainDelay)
+	shutdown := durationFlag(t, c.Args, "shutdown-timeout", defaultShutdownTimeout)
+	if shutdown <= longestCall {
+		t.Errorf("-shutdown-timeout %v must exceed the longest call %v", shutdown, longestCall)
+	}
 	if pod.TerminationGracePeriodSeconds == nil {
 		t.Errorf("no terminationGracePeriodSeconds (the default, 30 s, is shorter than a call may run)")
-	} else if grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second; grace <= drain+longestCall {
-		t.Errorf("terminationGracePeriodSeconds %v must exceed -drain-delay %v + the longest call %v", grace, drain, longestCall)
+	} else if grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second; grace <= drain+shutdown {
+		t.Errorf("terminationGracePeriodSeconds %v must exceed -drain-delay %v + -shutdown-timeout %v", grace, drain, shutdown)
+	}
+	// A Service routes by readiness and still sends new connections for a
+	// moment after SIGTERM: the replica must keep accepting through the
+	// delay (by default it refuses them, for nginx open source).
+	if !hasBoolFlag(c.Args, "drain-accept") {
+		t.Errorf("container args %q: want -drain-accept (a Service's endpoints go away only after SIGTERM)", c.Args)
 	}
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
 		t.Errorf("a preStop hook: the server's drain delay is the wait; a preStop sleep only lengthens both (see the manifest's comment)")
@@ -333,7 +359,7 @@ func TestKubernetesManifest(t *testing.T) {
 	if (pdb.MinAvailable == nil) == (pdb.MaxUnavailable == nil) {
 		t.Error("PodDisruptionBudget: set exactly one of minAvailable and maxUnavailable")
 	}
-	t.Logf("Deployment: %d replicas, -drain-delay %v, grace %ds; Service and PodDisruptionBudget select %v", *dep.Replicas, drain, *pod.TerminationGracePeriodSeconds, podLabels)
+	t.Logf("Deployment: %d replicas, -drain-delay %v, -shutdown-timeout %v, -drain-accept, grace %ds; Service and PodDisruptionBudget select %v", *dep.Replicas, drain, shutdown, *pod.TerminationGracePeriodSeconds, podLabels)
 }
 
 // ---- Dockerfile

@@ -30,7 +30,7 @@ type settings struct {
 	clients    int           // WYMCP_E2E_CLIENTS
 	rounds     int           // WYMCP_E2E_ROUNDS: rolling restarts of every replica
 	duration   time.Duration // WYMCP_E2E_DURATION: the least time the load runs
-	drainDelay time.Duration // WYMCP_E2E_DRAIN_DELAY: -drain-delay, when the binary has it
+	drainDelay time.Duration // WYMCP_E2E_DRAIN_DELAY: -drain-delay, when the binary has it (0: its default)
 	bin        string        // WYMCP_E2E_BIN: a wymcp binary to run instead of building cmd/wymcp
 	nginx      string        // WYMCP_E2E_NGINX_BIN: the nginx binary (default: PATH, then /usr/sbin)
 	out        string        // WYMCP_E2E_OUT: a directory to copy nginx's and the replicas' logs into
@@ -47,7 +47,7 @@ func loadSettings(t *testing.T) settings {
 		clients:    envInt(t, "WYMCP_E2E_CLIENTS", 200),
 		rounds:     envInt(t, "WYMCP_E2E_ROUNDS", 2),
 		duration:   envDuration(t, "WYMCP_E2E_DURATION", 10*time.Second),
-		drainDelay: envDuration(t, "WYMCP_E2E_DRAIN_DELAY", 4*time.Second),
+		drainDelay: envDuration(t, "WYMCP_E2E_DRAIN_DELAY", 0),
 		bin:        os.Getenv("WYMCP_E2E_BIN"),
 		nginx:      os.Getenv("WYMCP_E2E_NGINX_BIN"),
 		out:        os.Getenv("WYMCP_E2E_OUT"),
@@ -151,6 +151,22 @@ func hasFlag(t *testing.T, bin, flag string) bool {
 		t.Fatalf("%s -h printed no usage:\n%s", bin, out)
 	}
 	return bytes.Contains(out, []byte("  -"+flag+" ")) || bytes.Contains(out, []byte("  -"+flag+"\n"))
+}
+
+// flagDefault returns the default the binary's -h output gives the flag
+// ("(default 5s)"), or "" when it states none.
+func flagDefault(t *testing.T, bin, flag string) string {
+	t.Helper()
+	out, _ := exec.Command(bin, "-h").CombinedOutput()
+	m := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(flag) + `\b[^\n]*\n((?:    \t[^\n]*\n)*)`).FindSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	d := regexp.MustCompile(`\(default ([^)]*)\)`).FindSubmatch(m[0])
+	if d == nil {
+		return ""
+	}
+	return string(d[1])
 }
 
 func findNginx(t *testing.T, s settings) string {

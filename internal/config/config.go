@@ -38,6 +38,10 @@ type Server struct {
 	MaxInFlight int64
 	// WriteTimeout bounds the sending of one answer; 0 means no bound.
 	WriteTimeout time.Duration
+	// DrainDelay is the lame duck's length: how long a drain keeps
+	// admitting requests, answering each with Connection: close, before
+	// Shutdown stops admitting (>= 0; 0 means no lame duck).
+	DrainDelay time.Duration
 	// AllowedOrigins and AllowedHosts are the browser origins and Host
 	// values allowed besides the loopback ones (DNS-rebinding protection).
 	AllowedOrigins, AllowedHosts []string

@@ -155,6 +155,37 @@ func Serve(t testing.TB, h http.Handler, info protocol.Implementation) *Endpoint
 	return &Endpoint{URL: hs.URL, HTTP: hs.Client(), Info: info}
 }
 
+// InMemory returns an endpoint that answers through h with no network: each
+// request is served by calling h.ServeHTTP on the sending goroutine, into
+// an httptest.ResponseRecorder. Tests inside a testing/synctest bubble use
+// it, since a goroutine waiting on a real socket is not durably blocked and
+// would keep the bubble's clock from moving. The requests carry no local
+// address, so the loopback Host rule does not apply.
+func InMemory(h http.Handler, info protocol.Implementation) *Endpoint {
+	return &Endpoint{URL: "http://wymcp.test/", HTTP: &http.Client{Transport: handlerTransport{h}}, Info: info}
+}
+
+// handlerTransport is a RoundTripper that serves each request with a handler.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The server side of a request: what net/http would have parsed.
+	srv := req.Clone(req.Context())
+	srv.RequestURI = req.URL.RequestURI()
+	srv.RemoteAddr = "192.0.2.1:1234"
+	if srv.Host == "" {
+		srv.Host = req.URL.Host
+	}
+	if srv.Body == nil {
+		srv.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, srv)
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
+
 // Reply is an answer as received.
 type Reply struct {
 	Status int

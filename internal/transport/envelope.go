@@ -86,9 +86,10 @@ const chunkingThreshold = 2048
 
 // writeJSON writes e as a complete JSON answer with status. A larger answer
 // sets its Content-Length itself, so that no answer is chunked.
-func writeJSON(w http.ResponseWriter, status int, e envelope) {
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, e envelope) {
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonContentType
+	h.closeIfDraining(hdr)
 	if n := e.len(); n >= chunkingThreshold {
 		hdr["Content-Length"] = []string{strconv.Itoa(n)}
 	}

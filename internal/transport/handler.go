@@ -30,9 +30,12 @@ type Handler struct {
 	origins     map[string]bool
 	hosts       map[string]bool
 
+	// The drain (drain.go): draining from the start of the lame duck,
+	// closing once requests are no longer admitted.
 	inFlight atomic.Int64
+	draining atomic.Bool
 	closing  atomic.Bool
-	// drained is signalled (under mu) when closing and in-flight reaches 0.
+	// drained is closed (under mu) when closing and in-flight reaches 0.
 	mu      sync.Mutex
 	drained chan struct{}
 }
@@ -62,8 +65,10 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 var (
 	rejOverload = reject(StageOverload, http.StatusServiceUnavailable,
 		wire.Errorf(wire.CodeInternalError, "Server busy: retry later")).with("Retry-After", retryAfterSeconds)
+	// rejClosing carries Connection: close as every answer of a drain does
+	// (closeIfDraining): the server is going away.
 	rejClosing = reject(StageOverload, http.StatusServiceUnavailable,
-		wire.Errorf(wire.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", retryAfterSeconds).with("Connection", "close")
+		wire.Errorf(wire.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", retryAfterSeconds)
 )
 
 // ServeHTTP runs the request path of DESIGN §3.
@@ -96,6 +101,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// answering it with an error; none means anything over HTTP here).
 	if msg.Kind == wire.KindNotification {
 		_, op := h.obs.Start(r.Context(), r, &msg, nil)
+		h.closeIfDraining(w.Header())
 		w.WriteHeader(http.StatusAccepted)
 		op.End(r.Context(), 0, false)
 		return
@@ -159,6 +165,9 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
 	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header.Values("Accept")) {
+		// The stream's headers go out now: whether it closes its
+		// connection is decided here, not when the result follows.
+		h.closeIfDraining(w.Header())
 		resp.stream = startSSE(w, h.bounded)
 		// Each report becomes a notification on the reporting goroutine (the
 		// tool's; the responder serializes), so that reports made before the
@@ -211,10 +220,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // written under the write deadline.
 func (h *Handler) writeAnswer(w http.ResponseWriter, e envelope) {
 	if e.len() < chunkingThreshold {
-		writeJSON(w, http.StatusOK, e)
+		h.writeJSON(w, http.StatusOK, e)
 		return
 	}
-	h.bounded(w, func() { writeJSON(w, http.StatusOK, e) })
+	h.bounded(w, func() { h.writeJSON(w, http.StatusOK, e) })
 }
 
 // bounded runs write under the write deadline, then lifts it: the
@@ -229,49 +238,4 @@ func (h *Handler) bounded(w http.ResponseWriter, write func()) {
 	_ = rc.SetWriteDeadline(time.Now().Add(h.writeTime))
 	write()
 	_ = rc.SetWriteDeadline(time.Time{})
-}
-
-// enter admits one request into the method stage, or refuses it when the
-// bound is reached or the server is shutting down.
-func (h *Handler) enter() bool {
-	n := h.inFlight.Add(1)
-	if h.closing.Load() || (h.maxInFlight > 0 && n > h.maxInFlight) {
-		h.leave()
-		return false
-	}
-	return true
-}
-
-func (h *Handler) leave() {
-	if h.inFlight.Add(-1) == 0 && h.closing.Load() {
-		h.mu.Lock()
-		select {
-		case <-h.drained:
-		default:
-			close(h.drained)
-		}
-		h.mu.Unlock()
-	}
-}
-
-// Drain stops admitting requests to methods and waits until every admitted
-// one has been answered, or ctx ends. Requests that arrive meanwhile are
-// answered 503 with Retry-After, never dropped.
-func (h *Handler) Drain(ctx context.Context) error {
-	h.closing.Store(true)
-	if h.inFlight.Load() == 0 {
-		h.mu.Lock()
-		select {
-		case <-h.drained:
-		default:
-			close(h.drained)
-		}
-		h.mu.Unlock()
-	}
-	select {
-	case <-h.drained:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

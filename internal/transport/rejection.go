@@ -50,5 +50,5 @@ func (h *Handler) writeRejection(w http.ResponseWriter, r *http.Request, op *tel
 	for k, v := range rej.header {
 		hdr.Set(k, v)
 	}
-	writeJSON(w, rej.status, errorEnvelope(id, rej.err))
+	h.writeJSON(w, rej.status, errorEnvelope(id, rej.err))
 }

@@ -74,6 +74,7 @@ func (p *responder) WriteLate(r actors.Reply) {
 	hdr := p.w.Header()
 	hdr["Content-Type"] = jsonContentType
 	hdr["Content-Length"] = []string{strconv.Itoa(e.len())}
+	p.h.closeIfDraining(hdr)
 	p.h.bounded(p.w, func() {
 		p.w.WriteHeader(http.StatusOK)
 		e.writeTo(p.w)
