@@ -282,7 +282,7 @@ func spanAttr(rec *tracetest.SpanRecorder, key string) (string, bool) {
 	}
 	for _, a := range spans[len(spans)-1].Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit(), true
+			return a.Value.String(), true
 		}
 	}
 	return "", false
@@ -311,7 +311,7 @@ func TestAuthenticatorPanicContained(t *testing.T) {
 		}
 		attrs := map[string]string{}
 		for _, a := range ev.Attributes {
-			attrs[string(a.Key)] = a.Value.Emit()
+			attrs[string(a.Key)] = a.Value.String()
 		}
 		found = attrs["exception.message"] == "authenticator exploded" && attrs["wymcp.containment"] == "authenticator" &&
 			strings.Contains(attrs["exception.stacktrace"], "fakeAuthenticator")
