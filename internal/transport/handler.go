@@ -109,12 +109,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx, op := h.obs.Start(r.Context(), r, &msg, meta)
-	tool := h.resolveTool(req, op)
+	ref := h.resolveTool(req)
 	// Stage 3: auth, when the server has an authenticator.
 	if h.auth != nil {
 		var rej *rejection
 		var gone bool
-		if ctx, rej, gone = h.authenticate(ctx, r, tool, op); gone {
+		if ctx, rej, gone = h.authenticate(ctx, r, ref.tool, op); gone {
 			op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		} else if rej != nil {
@@ -134,7 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, reqErr))
 		return
 	}
-	if rej := h.checkFields(r, req, tool); rej != nil {
+	if rej := h.checkFields(r, req, ref, op); rej != nil {
 		h.writeRejection(w, r, op, id, rej)
 		return
 	}
@@ -153,8 +153,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave()
-	call := actors.NewCall(ctx, req, tool, op)
-	if tool == nil {
+	call := actors.NewCall(ctx, req, ref.tool, op)
+	if ref.tool == nil {
 		// server/discover, tools/list, and a tools/call naming no tool.
 		reply, err := h.sys.Ask(call)
 		if err != nil {
