@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/auth"
 )
 
 // version is the demo server's version, sent in every result's _meta.
@@ -79,6 +80,7 @@ func exitCode(err error, stderr io.Writer) int {
 type config struct {
 	addr, path, toolSet string
 	opts                wymcp.Options
+	auth                authFlags
 	// The http.Server's limits on slow and abusive clients.
 	readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	maxHeaderBytes                              int
@@ -106,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	fs.IntVar(&c.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request line and headers in `bytes`; past it, 431")
 	fs.DurationVar(&c.opts.WriteTimeout, "write-timeout", 30*time.Second, "time a client has to take one answer (not the tool's run time); a client that stops reading loses its place")
+	c.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -133,6 +136,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if !strings.HasPrefix(c.path, "/") || strings.ContainsAny(c.path, " \t{}") {
 		return nil, usageError{err: fmt.Errorf("-path %q must start with / and hold no spaces or braces", c.path)}
 	}
+	if err := c.auth.validate(c.addr); err != nil {
+		return nil, usageError{err: err}
+	}
 	return c, nil
 }
 
@@ -148,6 +154,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if ts, err = c.auth.scopeTools(ts); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	c.opts.Logger = logger
 	tel, err := setupOTel(ctx, os.Getenv, stderr)
@@ -158,13 +167,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// calls are flushed too.
 	defer flushOTel(tel, logger)
 	c.opts.TracerProvider, c.opts.MeterProvider = tel.tracerProvider, tel.meterProvider
+
+	// Listen first, so the line names the real address (-addr with port 0),
+	// and so that the server's own URL, the default audience of its tokens,
+	// is known.
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	serverURL := fmt.Sprintf("http://%s%s", ln.Addr(), c.path)
+	var prm *auth.MetadataHandler
+	if c.auth.enabled() {
+		sa, err := c.auth.build(ctx, serverURL, ts, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		c.opts.Auth, prm = sa.options, sa.metadata
+	}
 	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 
 	mux := http.NewServeMux()
 	mux.Handle(c.path, srv)
+	if prm != nil {
+		// RFC 9728 Protected Resource Metadata, where MCP clients look for
+		// it: the path-inserted well-known URI, then the root one.
+		for pattern, h := range prm.Routes() {
+			mux.Handle(pattern, h)
+		}
+	}
 	httpSrv := &http.Server{
 		Addr:    c.addr,
 		Handler: mux,
@@ -181,12 +216,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
-	// Listen first, so the line names the real address (-addr with port 0).
-	ln, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wymcp listening on http://%s%s\n", ln.Addr(), c.path)
+	fmt.Fprintf(stdout, "wymcp listening on %s\n", serverURL)
 	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts))
 
 	served := make(chan error, 1)
