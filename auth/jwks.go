@@ -86,7 +86,7 @@ type JWKS struct {
 	// can give up when its request ends (a sync.Mutex cannot).
 	fetching chan struct{}
 	// lastAttempt is when the last fetch began (unix nanoseconds), for the
-	// MinRefreshInterval bound.
+	// MinRefreshInterval bound; written under fetching.
 	lastAttempt atomic.Int64
 	background  atomic.Bool // a background refresh is running
 }
@@ -234,22 +234,19 @@ func (k *JWKS) current() *keySet { return k.set.Load() }
 // callers wait for one fetch and share its result; a caller whose ctx
 // ends stops waiting.
 func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
-	began := k.lastAttempt.Load()
+	before := k.set.Load()
 	select {
 	case k.fetching <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-k.fetching }()
-	if k.lastAttempt.Load() != began {
-		// Another caller fetched while this one waited: use its result.
-		if set := k.set.Load(); set != nil {
-			return set, nil
-		}
-		return nil, errRateLimited
+	if set := k.set.Load(); set != before {
+		// Another caller fetched a new set while this one waited: use it.
+		return set, nil
 	}
 	now := time.Now()
-	if !force && now.UnixNano()-began < int64(k.minRefresh) {
+	if !force && now.UnixNano()-k.lastAttempt.Load() < int64(k.minRefresh) {
 		return nil, errRateLimited
 	}
 	k.lastAttempt.Store(now.UnixNano())

@@ -375,3 +375,20 @@ func TestJWTConstruction(t *testing.T) {
 		t.Error("NewJWT without keys accepted")
 	}
 }
+
+// TestJWKSFirstFetchShared: requests that arrive together before the set
+// was ever fetched share one fetch, and all pass.
+func TestJWKSFirstFetchShared(t *testing.T) {
+	t.Parallel()
+	rs := rsaKey("k")
+	hs, js, _ := newJWTServer(t, []testKey{rs}, nil)
+	token := sign(t, rs, claims(""), nil)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), token)), "user-42") })
+	}
+	wg.Wait()
+	if n := js.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches for 20 concurrent first requests, want 1", n)
+	}
+}
