@@ -33,6 +33,22 @@ const MaxTokenBytes = 8 << 10
 // It is exported for embedders writing their own Authenticator, so that
 // every authenticator reads the header by the same rules.
 func BearerToken(r *http.Request) (string, error) {
+	token, err := bearer(r)
+	if err != nil {
+		return "", err
+	}
+	if err := checkToken(token); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// bearer is BearerToken without the check of the token's characters,
+// which JWT and Introspection make only for a token they have not seen:
+// one in their cache passed it before, byte for byte, and the check is a
+// pass over every byte (0.7 µs of a 10 µs request for an 800-byte JWT,
+// before the table below).
+func bearer(r *http.Request) (string, error) {
 	if r.URL != nil && r.URL.RawQuery != "" && strings.Contains(r.URL.RawQuery, "access_token") {
 		if q, err := url.ParseQuery(r.URL.RawQuery); err != nil || q.Has("access_token") {
 			return "", errTokenInQuery
@@ -56,23 +72,32 @@ func BearerToken(r *http.Request) (string, error) {
 		return "", errNoToken
 	}
 	token := strings.TrimLeft(v[len(scheme):], " \t")
-	token = strings.TrimRight(token, " \t")
-	if token == "" || len(token) > MaxTokenBytes || !isToken68(token) {
-		return "", errMalformed
-	}
-	return token, nil
+	return strings.TrimRight(token, " \t"), nil
 }
+
+// checkToken refuses an empty token, one longer than MaxTokenBytes, and
+// one that is not a token68.
+func checkToken(token string) error {
+	if token == "" || len(token) > MaxTokenBytes || !isToken68(token) {
+		return errMalformed
+	}
+	return nil
+}
+
+// token68Chars marks the bytes of a token68 before its padding.
+var token68Chars = func() (t [256]bool) {
+	for _, c := range []byte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/") {
+		t[c] = true
+	}
+	return t
+}()
 
 // isToken68 reports whether s is an RFC 9110 §11.2 token68:
 // 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
 func isToken68(s string) bool {
 	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
-			break
-		}
+	for i < len(s) && token68Chars[s[i]] {
+		i++
 	}
 	if i == 0 {
 		return false

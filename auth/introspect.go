@@ -144,7 +144,7 @@ var _ wymcp.Authenticator = (*Introspection)(nil)
 // Authenticate reads the bearer token of r (see [BearerToken]) and
 // introspects it (see [Introspection.Introspect]).
 func (in *Introspection) Authenticate(ctx context.Context, r *http.Request) (*wymcp.Principal, error) {
-	token, err := BearerToken(r)
+	token, err := bearer(r) // Introspect checks the token's characters
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,9 @@ func (in *Introspection) Authenticate(ctx context.Context, r *http.Request) (*wy
 
 var errInactive = invalid("the token is not active", nil)
 
-// Introspect returns the principal of an active token, or a
+// Introspect returns the principal of an active token (checking its
+// syntax first, as [BearerToken] does, unless the same token was answered
+// before), or a
 // [*wymcp.AuthError]: AuthInvalidToken for a token the authorization
 // server says is inactive or that fails a check above, AuthUnavailable
 // when the endpoint could not answer. ctx bounds the call (with Timeout);
@@ -161,6 +163,9 @@ var errInactive = invalid("the token is not active", nil)
 func (in *Introspection) Introspect(ctx context.Context, token string) (*wymcp.Principal, error) {
 	if v, ok := in.cache.get(token, time.Now()); ok {
 		return v.p, v.err
+	}
+	if err := checkToken(token); err != nil {
+		return nil, err
 	}
 	in.mu.Lock()
 	f, shared := in.flying[token]

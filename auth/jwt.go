@@ -141,14 +141,16 @@ var _ wymcp.Authenticator = (*JWT)(nil)
 // Authenticate reads the bearer token of r (see [BearerToken]) and
 // verifies it (see [JWT.Verify]).
 func (v *JWT) Authenticate(ctx context.Context, r *http.Request) (*wymcp.Principal, error) {
-	token, err := BearerToken(r)
+	token, err := bearer(r) // Verify checks the token's characters
 	if err != nil {
 		return nil, err
 	}
 	return v.Verify(ctx, token)
 }
 
-// Verify checks token and returns its principal, or a [*wymcp.AuthError]:
+// Verify checks token (first its syntax, as [BearerToken] does, unless
+// the very same token passed before) and returns its principal, or a
+// [*wymcp.AuthError]:
 // AuthInvalidToken for a token that fails any check, AuthUnavailable when
 // the JWKS could never be fetched. ctx bounds a JWKS fetch the check may
 // need.
@@ -159,6 +161,9 @@ func (v *JWT) Verify(ctx context.Context, token string) (*wymcp.Principal, error
 			return verdict.p, nil
 		}
 		v.cache.forget(token)
+	}
+	if err := checkToken(token); err != nil {
+		return nil, err
 	}
 	var used *jwk
 	parsed, err := v.parser.ParseWithClaims(token, jwt.MapClaims{}, func(t *jwt.Token) (any, error) {
