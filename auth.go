@@ -42,7 +42,9 @@ import (
 // A panic inside Authenticate is contained: the request is answered
 // -32603 "Internal error" with its id (HTTP 200, DESIGN §5), the panic and
 // its stack are recorded on the span and logged once at Error, and the
-// server goes on serving.
+// server goes on serving. The one exception is a panic with
+// http.ErrAbortHandler, net/http's deliberate abort of a response, which is
+// let through as net/http intends.
 //
 // Ready authenticators for OAuth bearer tokens (JWT access tokens checked
 // against a JWKS; opaque tokens checked by RFC 7662 introspection) are in

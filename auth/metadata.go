@@ -38,12 +38,13 @@ type ResourceMetadata struct {
 }
 
 // MetadataHandler serves a [ResourceMetadata] document. It is an
-// http.Handler that does not care where it is mounted; [Routes] names the
-// paths clients look for it at. It answers GET and HEAD with the
-// document, readable from any origin (Access-Control-Allow-Origin: *: the
-// document is public, and browser-based MCP clients fetch it
-// cross-origin), an OPTIONS preflight with the allowed methods, and any
-// other method with 405 and Allow. It is safe for concurrent use.
+// http.Handler that does not care where it is mounted;
+// [MetadataHandler.Routes] names the paths clients look for it at. It
+// answers GET and HEAD with the document, readable from any origin
+// (Access-Control-Allow-Origin: *: the document is public, and
+// browser-based MCP clients fetch it cross-origin), an OPTIONS preflight
+// with the allowed methods, and any other method with 405 and Allow. It is
+// safe for concurrent use.
 type MetadataHandler struct {
 	doc      []byte
 	length   string
