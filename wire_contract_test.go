@@ -140,6 +140,84 @@ func TestRejections(t *testing.T) {
 	}
 }
 
+// TestAuthRejections is DESIGN §5's auth rows (stage 3), one case per row
+// and shape: the status, the WWW-Authenticate challenge exactly, the
+// JSON-RPC code and the echoed id. The authenticator is a fake that picks
+// each outcome by the token's name; package auth tests the real ones
+// through the same rows. Every request needs the scope "mcp"; admin_only
+// needs "admin" too.
+func TestAuthRejections(t *testing.T) {
+	t.Parallel()
+	hs := newAuthServer(t, nil, authTools()...)
+	const md = `resource_metadata="` + testMetadata + `"`
+	cases := []struct {
+		name      string
+		row       string
+		req       mcptest.RPC
+		status    int
+		code      int
+		id        string
+		challenge string // "" asserts there is none
+		header    [2]string
+	}{
+		{name: "no token", row: "auth missing/invalid", req: mcptest.Call("tools/list", ""),
+			status: 401, code: -32600, id: "1", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "no token, scoped tool", row: "auth missing/invalid (scope names the tool's too)", req: mcptest.ToolCall("admin_only", `{}`).WithID(7),
+			status: 401, code: -32600, id: "7", challenge: `Bearer ` + md + `, scope="mcp admin"`},
+		{name: "invalid token", row: "auth missing/invalid", req: bearer(mcptest.Call("tools/list", ""), "forged"),
+			status: 401, code: -32600, id: "1", challenge: `Bearer error="invalid_token", error_description="bad tokenX-Injected: yes", ` + md + `, scope="mcp"`},
+		{name: "plain error from the authenticator", row: "auth missing/invalid", req: bearer(mcptest.Call("tools/list", ""), "plain-error"),
+			status: 401, code: -32600, id: "1", challenge: `Bearer error="invalid_token", ` + md + `, scope="mcp"`},
+		{name: "no principal, no error", row: "auth missing/invalid", req: bearer(mcptest.Call("tools/list", ""), "nobody"),
+			status: 401, code: -32600, id: "1", challenge: `Bearer error="invalid_token", ` + md + `, scope="mcp"`},
+		{name: "notification without a token", row: "auth missing/invalid (before notification acceptance)", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+			status: 401, code: -32600, id: "null", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "no token beats a header mismatch", row: "auth missing/invalid (stage 3 before stage 5)", req: mcptest.Call("tools/list", "").With("Mcp-Method", "tools/call"),
+			status: 401, code: -32600, id: "1", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "no token beats an unknown method", row: "auth missing/invalid (stage 3 before stage 6)", req: mcptest.Call("resources/list", ""),
+			status: 401, code: -32600, id: "1", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "token in the query string", row: "auth invalid request", req: bearer(mcptest.Call("tools/list", ""), "query").WithID(3),
+			status: 400, code: -32600, id: "3", challenge: `Bearer error="invalid_request", error_description="access tokens are accepted in the Authorization header only", ` + md + `, scope="mcp"`},
+		{name: "required scope missing", row: "auth insufficient scope", req: bearer(mcptest.Call("tools/list", ""), "outsider"),
+			status: 403, code: -32600, id: "1", challenge: `Bearer error="insufficient_scope", ` + md + `, scope="mcp"`},
+		{name: "tool scope missing", row: "auth insufficient scope (a tool's scopes)", req: bearer(mcptest.ToolCall("admin_only", `{}`), "reader").WithID(9),
+			status: 403, code: -32600, id: "9", challenge: `Bearer error="insufficient_scope", ` + md + `, scope="mcp admin"`},
+		{name: "tool and required scopes missing", row: "auth insufficient scope (all at once)", req: bearer(mcptest.ToolCall("admin_only", `{}`), "outsider"),
+			status: 403, code: -32600, id: "1", challenge: `Bearer error="insufficient_scope", ` + md + `, scope="mcp admin"`},
+		{name: "insufficient scope from the authenticator", row: "auth insufficient scope", req: bearer(mcptest.Call("tools/list", ""), "narrow"),
+			status: 403, code: -32600, id: "1", challenge: `Bearer error="insufficient_scope", error_description="needs extra", ` + md + `, scope="mcp extra"`},
+		{name: "credential cannot be checked", row: "auth unavailable", req: bearer(mcptest.ToolCall("echo", `{"text":"x"}`), "down").WithID(5),
+			status: 503, code: -32603, id: "5", header: [2]string{"Retry-After", "5"}},
+		{name: "authenticator panics", row: "authenticator panics", req: bearer(mcptest.Call("tools/list", ""), "panic").WithID(11),
+			status: 200, code: -32603, id: "11"},
+		{name: "string id echoed", row: "auth missing/invalid", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{"_meta":` + mcptest.Meta + `}}`, Headers: map[string]string{"Mcp-Method": "tools/list"}},
+			status: 401, code: -32600, id: `"abc"`, challenge: `Bearer ` + md + `, scope="mcp"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := hs.Send(t, tc.req)
+			rep.ExpectError(t, tc.status, tc.code, tc.id)
+			if got := rep.Header.Values("WWW-Authenticate"); tc.challenge == "" && len(got) != 0 || tc.challenge != "" && (len(got) != 1 || got[0] != tc.challenge) {
+				t.Errorf("WWW-Authenticate = %q\n                want %q", got, tc.challenge)
+			}
+			if tc.header[0] != "" {
+				wantHeader(t, rep, tc.header[0], tc.header[1])
+			}
+			if t.Failed() {
+				t.Logf("DESIGN §5 row: %s", tc.row)
+			}
+		})
+	}
+	// With a token that grants everything needed, the same requests pass.
+	hs.Send(t, bearer(mcptest.Call("tools/list", ""), "reader")).ExpectResult(t, "1")
+	hs.Send(t, bearer(mcptest.ToolCall("admin_only", `{}`), "admin")).ExpectResult(t, "1")
+	if rep := hs.Send(t, bearer(mcptest.RPC{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}, "reader")); rep.Status != 202 {
+		t.Errorf("authenticated notification: %d", rep.Status)
+	}
+	hs.Send(t, bearer(mcptest.Call("tools/list", "").With("Mcp-Method", "tools/call"), "reader")).ExpectError(t, 400, -32020, "1")
+}
+
 // TestNotificationsAccepted: any valid notification is answered 202 with an
 // empty body, whatever its method and params (DESIGN §3 stage 4).
 func TestNotificationsAccepted(t *testing.T) {

@@ -11,6 +11,7 @@ package wymcp
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -105,6 +106,11 @@ type Options struct {
 	MeterProvider  metric.MeterProvider
 	// Logger receives contained faults at Error; nil means slog.Default().
 	Logger *slog.Logger
+	// Auth, when set, authenticates every request with its Authenticator
+	// and enforces the scopes of the server and of each tool (DESIGN §6);
+	// nil serves every request unauthenticated. A tool set with a scoped
+	// tool (tools.WithScopes) needs it.
+	Auth *AuthOptions
 }
 
 // Server is an MCP endpoint. It is an http.Handler, safe for concurrent use.
@@ -128,7 +134,10 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	cfg := opts.resolve(info, set)
+	cfg, err := opts.resolve(info, set)
+	if err != nil {
+		return nil, err
+	}
 	sys, err := actors.New(cfg)
 	if err != nil {
 		return nil, err
@@ -138,8 +147,9 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 }
 
 // resolve returns the configuration o stands for: every zero field replaced
-// by its default, once, here (a nil o is all defaults).
-func (o *Options) resolve(info Implementation, set *tools.Set) *config.Server {
+// by its default, once, here (a nil o is all defaults). It fails on
+// options that cannot be served as written.
+func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -188,7 +198,21 @@ func (o *Options) resolve(info Implementation, set *tools.Set) *config.Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return cfg
+	if o.Auth != nil {
+		var err error
+		if cfg.Auth, err = o.Auth.resolve(); err != nil {
+			return nil, err
+		}
+	} else {
+		// Without an authenticator no caller holds a scope: a scoped tool
+		// could be neither called nor listed. Say so now, not per request.
+		for _, t := range set.Tools() {
+			if len(t.Scopes()) > 0 {
+				return nil, fmt.Errorf("wymcp: tool %q requires scopes %q, but Options.Auth is nil (no caller could be granted them)", t.Name(), t.Scopes())
+			}
+		}
+	}
+	return cfg, nil
 }
 
 // ServeHTTP answers one MCP message.

@@ -30,6 +30,7 @@ type config struct {
 	meta         map[string]any
 	deadline     time.Duration
 	capabilities []string
+	scopes       []string
 	outputSchema []byte
 	hasOutput    bool
 	errs         []error

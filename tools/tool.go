@@ -19,6 +19,7 @@ import (
 type Tool struct {
 	def      protocol.Tool
 	caps     []string
+	scopes   []string // see WithScopes
 	deadline time.Duration
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema // raw tools with WithOutputSchema only
@@ -111,6 +112,7 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 			Meta:         c.meta,
 		},
 		caps:     c.capabilities,
+		scopes:   c.scopes,
 		deadline: c.deadline,
 	}
 	if t.deadline == 0 {

@@ -266,10 +266,17 @@ const (
 var EchoExpect = []byte(`"text":"hello"`)
 
 // EchoRequest returns the exact bytes of an echo tools/call in shape s,
-// addressed to hostport (e.g. 127.0.0.1:38180) at path.
-func EchoRequest(s Shape, hostport, path string) []byte {
+// addressed to hostport (e.g. 127.0.0.1:38180) at path. Each of headers is
+// one more "Name: value" line, such as the "Authorization: Bearer …" of an
+// authenticated server; they are built into the bytes once, like the
+// rest, so they cost the loader nothing per request.
+func EchoRequest(s Shape, hostport, path string, headers ...string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\n", path, hostport)
+	for _, h := range headers {
+		b.WriteString(h)
+		b.WriteString("\r\n")
+	}
 	body := BodyM
 	if s == ShapeM {
 		b.WriteString("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n")

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/auth"
 )
 
 // version is the demo server's version, sent in every result's _meta.
@@ -81,6 +82,7 @@ func exitCode(err error, stderr io.Writer) int {
 type config struct {
 	addr, path, toolSet string
 	opts                wymcp.Options
+	auth                authFlags
 	// The http.Server's limits on slow and abusive clients.
 	readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	maxHeaderBytes                              int
@@ -120,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long the server stays a lame duck (/readyz 503, every answer closing its connection) while the connections it has wind down; longer than a proxy's idle keep-alive to it (nginx: upstream keepalive_timeout) and than a balancer's time to notice /readyz; 0: stop at once")
 	fs.BoolVar(&c.drainAccept, "drain-accept", false, "keep accepting new connections during -drain-delay, for a balancer that routes by /readyz (a Kubernetes Service); by default they are refused from SIGTERM on, which a proxy that does not probe (nginx open source) resends elsewhere")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 65*time.Second, "after -drain-delay, how long calls in flight have to finish and be answered; above the longest call (a tool's deadline, 60 s by default, plus 1 s)")
+	c.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -153,6 +156,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.path == healthzPath || c.path == readyzPath {
 		return nil, usageError{err: fmt.Errorf("-path %q is taken by a health endpoint", c.path)}
 	}
+	if err := c.auth.validate(c.addr); err != nil {
+		return nil, usageError{err: err}
+	}
 	return c, nil
 }
 
@@ -168,6 +174,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if ts, err = c.auth.scopeTools(ts); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	c.opts.Logger = logger
 	tel, err := setupOTel(ctx, os.Getenv, stderr)
@@ -178,8 +187,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// calls are flushed too.
 	defer flushOTel(tel, logger)
 	c.opts.TracerProvider, c.opts.MeterProvider = tel.tracerProvider, tel.meterProvider
+
+	// Listen first, so the line names the real address (-addr with port 0),
+	// and so that the server's own URL, the default audience of its tokens,
+	// is known. Nothing is served from the listener until everything that
+	// can fail is done, so /readyz is never 200 before calls can be served.
+	l, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	ln := &closeOnceListener{Listener: l}
+	serverURL := fmt.Sprintf("http://%s%s", ln.Addr(), c.path)
+	var prm *auth.MetadataHandler
+	if c.auth.enabled() {
+		sa, err := c.auth.build(ctx, serverURL, ts, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		c.opts.Auth, prm = sa.options, sa.metadata
+	}
 	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 
@@ -187,6 +217,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux.Handle(c.path, srv)
 	mux.HandleFunc("GET "+healthzPath, healthz)
 	mux.Handle("GET "+readyzPath, srv.ReadinessHandler())
+	if prm != nil {
+		// RFC 9728 Protected Resource Metadata, where MCP clients look for
+		// it: the path-inserted well-known URI, then the root one.
+		for pattern, h := range prm.Routes() {
+			mux.Handle(pattern, h)
+		}
+	}
 	conns := &connTracker{}
 	httpSrv := &http.Server{
 		Addr:    c.addr,
@@ -206,15 +243,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ConnState: conns.track,
 	}
 
-	// Listen first, so the line names the real address (-addr with port 0).
-	// Everything that can fail is done by now, so /readyz, served from
-	// this listener, is never 200 before the server can serve calls.
-	l, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return err
-	}
-	ln := &closeOnceListener{Listener: l}
-	fmt.Fprintf(stdout, "wymcp listening on http://%s%s\n", ln.Addr(), c.path)
+	fmt.Fprintf(stdout, "wymcp listening on %s\n", serverURL)
 	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts))
 
 	served := make(chan error, 1)

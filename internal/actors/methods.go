@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
@@ -22,10 +23,28 @@ type tables struct {
 	serverInfo     wire.RawJSON
 	serverMeta     wire.RawJSON
 	discoverResult []byte
-	pages          [][]byte
+	// list is the tools/list every caller sees when no tool is scoped;
+	// scoped, when some are, builds each caller's own (scopedlist.go).
+	list   *listing
+	scoped *scopedLists
+}
+
+// listing is one tools/list, paged: each page's encoded result, and the
+// cursors that lead to them.
+type listing struct {
+	pages [][]byte
 	// cursors maps each page's cursor to its index. Cursors are MACs, so a
 	// lookup is the whole validation: a tampered or foreign cursor is absent.
 	cursors map[string]int
+}
+
+// listParams is what every listing of one server shares.
+type listParams struct {
+	size   int
+	ttlMs  int64
+	scope  string
+	meta   wire.RawJSON
+	macKey []byte
 }
 
 func precompute(cfg *config.Server) (*tables, error) {
@@ -34,28 +53,26 @@ func precompute(cfg *config.Server) (*tables, error) {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
 	ttl := cfg.CacheTTL
-	// The answers depend on nothing about the caller (there is no
-	// authorization yet), so every client may share them.
-	scope := wire.CacheScopePublic
 	info, err := wire.Marshal(cfg.Info)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
-	t := &tables{serverInfo: info, serverMeta: meta, cursors: map[string]int{}}
+	t := &tables{serverInfo: info, serverMeta: meta}
+	// server/discover names no tool and depends on nothing about the
+	// caller, so every client may share it, whatever the authorization.
 	t.discoverResult, err = wire.Marshal(wire.DiscoverResult{
 		ResultType:        wire.ResultTypeComplete,
 		SupportedVersions: wire.SupportedVersions(),
 		Capabilities:      wire.RawJSON(`{"tools":{}}`),
 		Instructions:      cfg.Instructions,
 		TTLMs:             ttl.Milliseconds(),
-		CacheScope:        scope,
+		CacheScope:        wire.CacheScopePublic,
 		Meta:              meta,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server/discover: %w", err)
 	}
 
-	size := cfg.PageSize
 	all := cfg.Tools.Tools()
 	defs := make([]protocol.Tool, len(all))
 	for i, tool := range all {
@@ -67,32 +84,61 @@ func precompute(cfg *config.Server) (*tables, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding tools: %w", err)
 	}
-	mac := hmac.New(sha256.New, append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), encoded...))
+	p := listParams{
+		size:   cfg.PageSize,
+		ttlMs:  ttl.Milliseconds(),
+		scope:  wire.CacheScopePublic,
+		meta:   meta,
+		macKey: append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), encoded...),
+	}
+	if t.scoped = newScopedLists(all, defs, p); t.scoped != nil {
+		// Pages that depend on the caller's scopes may be reused only
+		// within the same authorization context (spec: caching), and all
+		// pages of one list share one cacheScope.
+		return t, nil
+	}
+	if t.list, err = p.build(defs, nil); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// build encodes the pages of a list of defs. subset, when not nil, names
+// the caller's visible subset (scopedlist.go) and goes into the cursors'
+// MAC, so that a cursor is valid only for the subset it was made for.
+func (p listParams) build(defs []protocol.Tool, subset []byte) (*listing, error) {
+	l := &listing{cursors: map[string]int{}}
+	mac := hmac.New(sha256.New, p.macKey)
 	cursor := func(page int) string {
 		mac.Reset()
+		if subset != nil {
+			mac.Write(subset)
+			mac.Write([]byte{0})
+		}
 		mac.Write([]byte(strconv.Itoa(page)))
 		return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:18])
 	}
+	size := p.size
 	for start, page := 0, 0; start < len(defs) || page == 0; start, page = start+size, page+1 {
 		end := min(start+size, len(defs))
 		res := wire.ListToolsResult{
 			ResultType: wire.ResultTypeComplete,
 			Tools:      defs[start:end],
-			TTLMs:      ttl.Milliseconds(),
-			CacheScope: scope,
-			Meta:       meta,
+			TTLMs:      p.ttlMs,
+			CacheScope: p.scope,
+			Meta:       p.meta,
 		}
 		if end < len(defs) {
 			res.NextCursor = cursor(page + 1)
-			t.cursors[res.NextCursor] = page + 1
+			l.cursors[res.NextCursor] = page + 1
 		}
 		b, err := wire.Marshal(res)
 		if err != nil {
 			return nil, fmt.Errorf("wymcp: encoding tools/list: %w", err)
 		}
-		t.pages = append(t.pages, b)
+		l.pages = append(l.pages, b)
 	}
-	return t, nil
+	return l, nil
 }
 
 func (t *tables) discover(*Call) Reply {
@@ -102,6 +148,10 @@ func (t *tables) discover(*Call) Reply {
 var errCursor = wire.Errorf(wire.CodeInvalidParams, "Invalid params: invalid cursor")
 
 func (t *tables) listTools(c *Call) Reply {
+	l := t.list
+	if t.scoped != nil {
+		l = t.scoped.listing(caller.IdentityFrom(c.Ctx))
+	}
 	page := 0
 	if c.Request.Cursor != nil {
 		cur, ok := c.Request.CursorString()
@@ -110,12 +160,12 @@ func (t *tables) listTools(c *Call) Reply {
 		}
 		// An empty cursor is valid (spec: pagination) and means the start.
 		if cur != "" {
-			if page, ok = t.cursors[cur]; !ok {
+			if page, ok = l.cursors[cur]; !ok {
 				return Reply{Err: errCursor}
 			}
 		}
 	}
-	return Reply{Result: t.pages[page]}
+	return Reply{Result: l.pages[page]}
 }
 
 var (

@@ -6,12 +6,15 @@
 package config
 
 import (
+	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -54,4 +57,46 @@ type Server struct {
 	Logger *slog.Logger
 	// Workers is the pool size of each precomputed method.
 	Workers int
+	// Auth is the authentication stage; nil when auth is off.
+	Auth *Auth
+}
+
+// Auth is the authentication stage's configuration (DESIGN §3 stage 3):
+// wymcp.AuthOptions after checking, with the embedder's Authenticator
+// adapted to the internal types (transport cannot import the facade).
+type Auth struct {
+	// Authenticate runs the embedder's authenticator and returns the
+	// caller, or why not. It may panic: the stage contains it.
+	Authenticate func(ctx context.Context, r *http.Request) (*caller.Identity, *AuthRefusal)
+	// ResourceMetadata is the RFC 9728 document's URL for the challenges;
+	// "" leaves resource_metadata out.
+	ResourceMetadata string
+	// RequiredScopes are needed by every request.
+	RequiredScopes []string
+	// RecordSubject puts the principal's subject on spans.
+	RecordSubject bool
+}
+
+// RefusalKind is the kind of an authenticator's refusal; each has its
+// status and challenge (DESIGN §5).
+type RefusalKind uint8
+
+// The refusal kinds, one per wymcp.AuthCode.
+const (
+	RefuseNoToken           RefusalKind = iota + 1 // 401, no error code
+	RefuseInvalidToken                             // 401 invalid_token
+	RefuseInvalidRequest                           // 400 invalid_request
+	RefuseInsufficientScope                        // 403 insufficient_scope
+	RefuseUnavailable                              // 503, Retry-After, logged
+)
+
+// AuthRefusal is an authenticator's refusal, as the stage answers it.
+type AuthRefusal struct {
+	Kind RefusalKind
+	// Description is the challenge's error_description ("" for none).
+	Description string
+	// Scopes are scopes the authenticator found missing.
+	Scopes []string
+	// Cause is for the log; never sent.
+	Cause error
 }

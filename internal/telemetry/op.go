@@ -207,3 +207,56 @@ func typeName(v any) string {
 	}
 	return t.PkgPath() + "." + t.Name()
 }
+
+// SetSubject puts the authenticated caller's subject on the span as
+// enduser.id. The auth stage calls it only when the embedder opted in
+// (wymcp.AuthOptions.RecordSubject): by default no span names a person.
+func (op *Op) SetSubject(subject string) {
+	if subject != "" && op.span.IsRecording() {
+		op.span.SetAttributes(attribute.String(keyEnduserID, truncate(subject)))
+	}
+}
+
+// SetAuthRefusal names on the span why the auth stage refused the request
+// (an RFC 6750 error code such as "invalid_token", or "no_token",
+// "unavailable"). The refusal's cause is not recorded: it may quote the
+// token.
+func (op *Op) SetAuthRefusal(kind string) {
+	if op.span.IsRecording() {
+		op.span.SetAttributes(attribute.String(keyAuthRefusal, kind))
+	}
+}
+
+// Unavailable records that a dependency the request needed could not be
+// reached (where names it: "authenticator"): an event on the span with the
+// error, and one slog record at Error with the trace and span ids.
+// suppressed counts the records of the same kind left out since the last
+// one (the caller rate-limits: an outage must not flood the log).
+func (op *Op) Unavailable(ctx context.Context, where string, err error, suppressed int64) {
+	msg := "<nil>"
+	if err != nil {
+		msg = err.Error()
+	}
+	if op.span.IsRecording() {
+		op.span.AddEvent("dependency unavailable", trace.WithAttributes(
+			attribute.String(keyContainment, where),
+			attribute.String("exception.message", msg)))
+	}
+	if op.o.logger == nil {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs,
+		slog.String("where", where),
+		slog.String(keyMethodName, truncate(op.method)),
+		slog.String("error", msg))
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int64("suppressed", suppressed))
+	}
+	if sc := op.span.SpanContext(); sc.IsValid() {
+		attrs = append(attrs,
+			slog.String("trace_id", sc.TraceID().String()),
+			slog.String("span_id", sc.SpanID().String()))
+	}
+	op.o.logger.LogAttrs(ctx, slog.LevelError, "wymcp: dependency unavailable", attrs...)
+}

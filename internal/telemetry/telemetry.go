@@ -217,6 +217,8 @@ const (
 	keyHTTPStatus      = "http.response.status_code"
 	keyRejectionStage  = "wymcp.rejection.stage"
 	keyContainment     = "wymcp.containment"
+	keyEnduserID       = "enduser.id"
+	keyAuthRefusal     = "wymcp.auth.refusal"
 )
 
 func protoVersion(r *http.Request) string {

@@ -8,40 +8,56 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
+// toolRef is the tool a tools/call names, looked up once, ahead of stage
+// 3 (which needs its scopes) and stage 5 (its headers and capabilities).
+type toolRef struct {
+	tool *tools.Tool // nil when the server has no such tool
+	name string      // the name as sent, decoded
+	ok   bool        // params.name is a string
+}
+
+// resolveTool looks up the tool a tools/call names; the zero toolRef for
+// any other request.
+func (h *Handler) resolveTool(req *wire.Request) toolRef {
+	if req == nil || req.Method != wire.MethodToolsCall {
+		return toolRef{}
+	}
+	tool, name, ok := h.tools.Resolve(req.Name)
+	return toolRef{tool: tool, name: name, ok: ok}
+}
+
 // checkFields is stage 5 past the body (DESIGN §3), in DESIGN §5's row
 // order: the MCP headers against the body (-32020), the tool the call
 // names and its Mcp-Param-* headers (-32020), the revision (-32022) and the
 // tool's client capabilities (-32021). Every rule is wire's; this is their
-// order. It returns the tool a tools/call names (nil when unknown: the
-// method answers that), and names it on the span.
-func (h *Handler) checkFields(r *http.Request, req *wire.Request, op *telemetry.Op) (*tools.Tool, *rejection) {
+// order. ref is the tool the call names (its tool nil when unknown: the
+// method answers that); the span is named for it only once the headers
+// agree with the body, so a call refused for its headers is recorded
+// under the method alone.
+func (h *Handler) checkFields(r *http.Request, req *wire.Request, ref toolRef, op *telemetry.Op) *rejection {
 	if perr := wire.CheckHeaders(r.Header, req); perr != nil {
-		return nil, reject(StageProtocol, http.StatusBadRequest, perr)
+		return reject(StageProtocol, http.StatusBadRequest, perr)
 	}
-	var tool *tools.Tool
-	if req.Method == wire.MethodToolsCall {
-		var name string
-		var ok bool
-		if tool, name, ok = h.tools.Resolve(req.Name); tool != nil {
-			op.SetTool(name)
-		} else if ok {
-			// A name the server does not know is recorded as _OTHER: span
-			// names and metric attributes must not grow with client input.
-			op.SetUnknownTool(name)
-		}
-		if tool != nil {
-			if perr := wire.CheckParamHeaders(r.Header, tool.HeaderParams(), req.Arguments); perr != nil {
-				return nil, reject(StageProtocol, http.StatusBadRequest, perr)
-			}
+	tool := ref.tool
+	if tool != nil {
+		op.SetTool(ref.name)
+	} else if ref.ok {
+		// A name the server does not know is recorded as _OTHER: span
+		// names and metric attributes must not grow with client input.
+		op.SetUnknownTool(ref.name)
+	}
+	if tool != nil {
+		if perr := wire.CheckParamHeaders(r.Header, tool.HeaderParams(), req.Arguments); perr != nil {
+			return reject(StageProtocol, http.StatusBadRequest, perr)
 		}
 	}
 	if perr := wire.CheckVersion(req); perr != nil {
-		return nil, reject(StageProtocol, http.StatusBadRequest, perr)
+		return reject(StageProtocol, http.StatusBadRequest, perr)
 	}
 	if tool != nil {
 		if perr := wire.CheckCapabilities(&req.Meta, tool.RequiredCapabilities()); perr != nil {
-			return nil, reject(StageProtocol, http.StatusBadRequest, perr)
+			return reject(StageProtocol, http.StatusBadRequest, perr)
 		}
 	}
-	return tool, nil
+	return nil
 }

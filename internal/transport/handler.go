@@ -29,6 +29,7 @@ type Handler struct {
 	writeTime   time.Duration
 	origins     map[string]bool
 	hosts       map[string]bool
+	auth        *authStage // nil: auth off
 
 	// The drain (drain.go): draining from the start of the lame duck,
 	// closing once requests are no longer admitted.
@@ -58,6 +59,9 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 	}
 	for _, host := range cfg.AllowedHosts {
 		h.hosts[host] = true
+	}
+	if cfg.Auth != nil {
+		h.auth = newAuthStage(cfg.Auth, cfg.Tools)
 	}
 	return h
 }
@@ -97,28 +101,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, nil, id, reject(StageParse, http.StatusBadRequest, perr))
 		return
 	}
+	// The request's params are read ahead of their checks (stage 5): their
+	// `_meta` carries the trace context of the span that stage 3 onwards
+	// records on, and stage 3 needs the tool a call names. A notification
+	// has no params the server reads.
+	var req *wire.Request
+	var reqErr *wire.Error
+	var meta *wire.RequestMeta
+	if msg.Kind == wire.KindRequest {
+		if req, reqErr = wire.ParseRequest(msg); req != nil {
+			meta = &req.Meta
+		}
+	}
+	ctx, op := h.obs.Start(r.Context(), r, &msg, meta)
+	ref := h.resolveTool(req)
+	// Stage 3: auth, when the server has an authenticator.
+	if h.auth != nil {
+		var rej *rejection
+		var gone bool
+		if ctx, rej, gone = h.authenticate(ctx, r, ref.tool, op); gone {
+			op.End(context.WithoutCancel(ctx), 0, false)
+			return
+		} else if rej != nil {
+			h.writeRejection(w, r, op, id, rej)
+			return
+		}
+	}
 	// Stage 4: a notification never reaches a method (JSON-RPC forbids
 	// answering it with an error; none means anything over HTTP here).
 	if msg.Kind == wire.KindNotification {
-		_, op := h.obs.Start(r.Context(), r, &msg, nil)
 		h.closeIfDraining(w.Header())
 		w.WriteHeader(http.StatusAccepted)
 		op.End(r.Context(), 0, false)
 		return
 	}
 	// Stage 5: the protocol fields.
-	req, perr := wire.ParseRequest(msg)
-	var meta *wire.RequestMeta
-	if req != nil {
-		meta = &req.Meta
-	}
-	ctx, op := h.obs.Start(r.Context(), r, &msg, meta)
-	if perr != nil {
-		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, perr))
+	if reqErr != nil {
+		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, reqErr))
 		return
 	}
-	tool, rej := h.checkFields(r, req, op)
-	if rej != nil {
+	if rej := h.checkFields(r, req, ref, op); rej != nil {
 		h.writeRejection(w, r, op, id, rej)
 		return
 	}
@@ -137,8 +159,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave()
-	call := actors.NewCall(ctx, req, tool, op)
-	if tool == nil {
+	call := actors.NewCall(ctx, req, ref.tool, op)
+	if ref.tool == nil {
 		// server/discover, tools/list, and a tools/call naming no tool.
 		reply, err := h.sys.Ask(call)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 const (
 	StageWire     = "wire"
 	StageParse    = "parse"
+	StageAuth     = "auth"
 	StageProtocol = "protocol"
 	StageMethod   = "method_table"
 	StageOverload = "overload"

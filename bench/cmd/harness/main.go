@@ -137,6 +137,9 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(binDir)
+	if err := setupAuth(specs, binDir); err != nil {
+		fatal(err)
+	}
 	progress("building %d servers…", len(specs))
 	bins, err := build(root, binDir, specs)
 	if err != nil {
@@ -205,7 +208,7 @@ func measureServer(o options, s spec, bin string, port int, serverCPU string, re
 		return nil, err
 	}
 	defer p.stop()
-	req := loadgen.EchoRequest(s.Shape, p.addr, "/mcp")
+	req := s.request(p.addr)
 	if o.prewarm > 0 {
 		if _, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: req, Expect: loadgen.EchoExpect, Conns: 16, Duration: o.prewarm}); err != nil {
 			return nil, fmt.Errorf("%s pre-warm: %w", s.Name, err)

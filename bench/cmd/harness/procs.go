@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/wymcp/wymcp/bench/benchauth"
 	"github.com/wymcp/wymcp/bench/loadgen"
 )
 
@@ -25,10 +27,22 @@ type spec struct {
 	Revision string // the protocol revision its answers show it spoke
 	Go       bool   // a Go binary (GOMAXPROCS=1), else node
 	pkg      string // Go package under bench/, or the .mjs file
+	// Auth marks a server behind bearer auth: the harness signs a token
+	// for it (benchauth), passes it the JWK Set in env, and sends header
+	// with every request.
+	Auth   bool
+	env    []string
+	header []string
+}
+
+// request is the echo request the loader sends s at addr.
+func (s spec) request(addr string) []byte {
+	return loadgen.EchoRequest(s.Shape, addr, "/mcp", s.header...)
 }
 
 var allSpecs = []spec{
 	{Name: "wymcp", Desc: "wymcp (this repo, raw tool)", Shape: loadgen.ShapeM, Go: true, pkg: "./servers/wymcp"},
+	{Name: "wymcp-auth", Desc: "wymcp + JWT bearer auth (RS256, JWKS file)", Shape: loadgen.ShapeM, Go: true, pkg: "./servers/wymcp-auth", Auth: true},
 	{Name: "gosdk", Desc: "go-sdk v1.8.0 Stateless+JSONResponse", Shape: loadgen.ShapeM, Go: true, pkg: "./servers/gosdk"},
 	{Name: "mcpgo", Desc: "mcp-go v1.2.1 WithStateLess", Shape: loadgen.ShapeM, Go: true, pkg: "./servers/mcpgo"},
 	{Name: "ts", Desc: "TS SDK v2 server 2.4.0 + node 2.1.2", Shape: loadgen.ShapeM, Go: false, pkg: "servers/ts/server.mjs"},
@@ -110,6 +124,7 @@ func start(s spec, bin string, port int, serverCPU string, extraEnv ...string) (
 	if s.Go {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}
+	cmd.Env = append(cmd.Env, s.env...)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p := &proc{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: &bytes.Buffer{}}
@@ -122,7 +137,7 @@ func start(s spec, bin string, port int, serverCPU string, extraEnv ...string) (
 	running[p.pid] = cmd
 	runMu.Unlock()
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	req := loadgen.EchoRequest(s.Shape, p.addr, "/mcp")
+	req := s.request(p.addr)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		select {
@@ -260,4 +275,35 @@ func boxBusy() uint64 {
 		busy += n
 	}
 	return busy
+}
+
+// setupAuth gives the servers behind auth what they need: one signing key
+// for the run, its JWK Set in a file their env names, and a token (valid
+// for a day, longer than any run) in the header the loader sends. The
+// token is the same for every request, as a real client's is until it
+// expires, so the server verifies its signature once and answers the rest
+// from its verified-token cache: what a deployment pays per request.
+func setupAuth(specs []spec, dir string) error {
+	if !slices.ContainsFunc(specs, func(s spec) bool { return s.Auth }) {
+		return nil
+	}
+	key, err := benchauth.NewKey()
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(file, key.JWKS(), 0o600); err != nil {
+		return err
+	}
+	token, err := key.Token(24 * time.Hour)
+	if err != nil {
+		return err
+	}
+	for i := range specs {
+		if specs[i].Auth {
+			specs[i].env = []string{benchauth.JWKSEnv + "=" + file}
+			specs[i].header = []string{"Authorization: Bearer " + token}
+		}
+	}
+	return nil
 }

@@ -140,7 +140,7 @@ func rev(sums []summary, server string) string {
 }
 
 var colors = map[string]string{
-	"wymcp": "#d62728", "bare": "#555555", "gosdk": "#1f77b4", "mcpgo": "#2ca02c", "ts": "#9467bd",
+	"wymcp": "#d62728", "wymcp-auth": "#ff7f0e", "bare": "#555555", "gosdk": "#1f77b4", "mcpgo": "#2ca02c", "ts": "#9467bd",
 }
 
 // chart draws throughput by concurrency per server as an SVG line chart with

@@ -21,10 +21,15 @@ func main() {
 	conns := flag.Int("c", 16, "connections (requests in flight)")
 	warm := flag.Duration("warmup", 2*time.Second, "warm-up")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
+	var headers []string
+	flag.Func("H", "extra request `header` line, e.g. 'Authorization: Bearer <token>' (repeatable)", func(h string) error {
+		headers = append(headers, h)
+		return nil
+	})
 	flag.Parse()
 	res, err := loadgen.Run(loadgen.Config{
 		Addr:     *addr,
-		Request:  loadgen.EchoRequest(loadgen.Shape(*shape), *addr, *path),
+		Request:  loadgen.EchoRequest(loadgen.Shape(*shape), *addr, *path, headers...),
 		Expect:   loadgen.EchoExpect,
 		Conns:    *conns,
 		Warmup:   *warm,

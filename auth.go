@@ -1,0 +1,277 @@
+package wymcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wymcp/wymcp/internal/caller"
+	"github.com/wymcp/wymcp/internal/config"
+)
+
+// Authenticator establishes who sent a request. A server with one runs it on
+// every request at DESIGN §3 stage 3: after the message is classified (so
+// that a fault inside it can still be answered with the request's id) and
+// before notification acceptance, the protocol fields and the method
+// surface (so that nothing past the edge is revealed to an unknown caller).
+// MCP 2026-07-28 is stateless: there is no session to remember a caller by,
+// so every request is authenticated on its own.
+//
+// Authenticate returns the caller's [Principal], or an error saying why
+// not: an [*AuthError] chooses the answer (401, 403, 400 or 503, see
+// [AuthCode]); any other error is answered 401, with error="invalid_token"
+// when the request carried an Authorization header. A nil principal with a
+// nil error is refused as an invalid token: an authenticator must say who.
+//
+// Authenticate is called concurrently, from each request's goroutine, and
+// must be safe for that. ctx is the request's context, carrying its span;
+// it is done when the client goes away, and an authenticator that calls
+// out (token introspection) must pass it on and return when it ends (its
+// answer is then thrown away, and nothing is written). r is the request:
+// its headers and URL may be read; its body has already been read by the
+// server and must not be touched, and r must not be kept after returning.
+// The returned Principal may be shared between requests (a verified token
+// cached), so neither the authenticator nor anything downstream may modify
+// it once returned.
+//
+// A panic inside Authenticate is contained: the request is answered
+// -32603 "Internal error" with its id (HTTP 200, DESIGN §5), the panic and
+// its stack are recorded on the span and logged once at Error, and the
+// server goes on serving. The one exception is a panic with
+// http.ErrAbortHandler, net/http's deliberate abort of a response, which is
+// let through as net/http intends.
+//
+// Ready authenticators for OAuth bearer tokens (JWT access tokens checked
+// against a JWKS; opaque tokens checked by RFC 7662 introspection) are in
+// package github.com/wymcp/wymcp/auth.
+type Authenticator interface {
+	Authenticate(ctx context.Context, r *http.Request) (*Principal, error)
+}
+
+// AuthenticatorFunc adapts a function to [Authenticator], as
+// http.HandlerFunc does for http.Handler: a one-method seam is easy to
+// fake in a test and to wrap (STYLE 4).
+type AuthenticatorFunc func(ctx context.Context, r *http.Request) (*Principal, error)
+
+// Authenticate calls f(ctx, r).
+func (f AuthenticatorFunc) Authenticate(ctx context.Context, r *http.Request) (*Principal, error) {
+	return f(ctx, r)
+}
+
+// Principal is an authenticated caller, as an [Authenticator] established
+// it. Tools read it with [PrincipalFrom]. It is read-only: one value may
+// serve many requests.
+type Principal struct {
+	// Subject is the caller's stable identity: a token's sub claim, or its
+	// client_id when it has no sub (a client-credentials token). It is
+	// what per-caller state binds to; it is put on spans only when
+	// AuthOptions.RecordSubject says so.
+	Subject string
+	// ClientID is the OAuth client the token was issued to, when known.
+	ClientID string
+	// Scopes are the OAuth scopes granted to the caller (RFC 6749 §3.3).
+	// They decide which tools the caller may call and see (tools.WithScopes).
+	Scopes []string
+	// Expiry is when the credential stops being valid; zero when unknown.
+	Expiry time.Time
+	// Claims are all of the token's claims, or the introspection answer's
+	// members, as decoded JSON values (string, float64, bool, []any,
+	// map[string]any); nil when the authenticator has none to give.
+	Claims map[string]any
+}
+
+// HasScope reports whether scope was granted to p. Scopes are compared
+// exactly (RFC 6749 §3.3: they are case-sensitive).
+func (p *Principal) HasScope(scope string) bool {
+	return p != nil && slices.Contains(p.Scopes, scope)
+}
+
+// PrincipalFrom returns the caller that the server's Authenticator
+// established for the request whose context ctx is (a tool's context, in a
+// typed or a raw handler alike), or nil when the server has no
+// authenticator. It must not be modified.
+func PrincipalFrom(ctx context.Context) *Principal {
+	id := caller.IdentityFrom(ctx)
+	if id == nil {
+		return nil
+	}
+	p, _ := id.Principal.(*Principal)
+	return p
+}
+
+// AuthCode is the kind of an authenticator's refusal, and so its answer
+// (DESIGN §5; RFC 6750 §3.1 names the error codes).
+type AuthCode uint8
+
+const (
+	// AuthNoToken: the request carries no credential this server accepts
+	// (no Authorization header, or another scheme than Bearer). 401 with a
+	// challenge that has no error code (RFC 6750 §3.1: a request without
+	// credentials is not an error).
+	AuthNoToken AuthCode = iota + 1
+	// AuthInvalidToken: a token was given and is not valid here: malformed,
+	// badly signed, expired, not yet valid, for another audience or from
+	// another issuer, or revoked. 401 with error="invalid_token".
+	AuthInvalidToken
+	// AuthInvalidRequest: the credential was sent in a way the server
+	// refuses, such as a token in the query string (MCP authorization:
+	// never in the URI) or two Authorization headers. 400 with
+	// error="invalid_request".
+	AuthInvalidRequest
+	// AuthInsufficientScope: the token is valid but lacks a scope the
+	// request needs. 403 with error="insufficient_scope" and, in scope,
+	// every scope the request needs.
+	AuthInsufficientScope
+	// AuthUnavailable: the credential could not be checked because
+	// something the authenticator depends on is down (the introspection
+	// endpoint, the JWKS). 503 with Retry-After, logged: the token may
+	// well be valid, and a 401 would make the client throw it away.
+	AuthUnavailable
+)
+
+// String returns the RFC 6750 error code of c ("invalid_token", …),
+// "no_token" for AuthNoToken and "unavailable" for AuthUnavailable, which
+// have none.
+func (c AuthCode) String() string {
+	switch c {
+	case AuthNoToken:
+		return "no_token"
+	case AuthInvalidToken:
+		return "invalid_token"
+	case AuthInvalidRequest:
+		return "invalid_request"
+	case AuthInsufficientScope:
+		return "insufficient_scope"
+	case AuthUnavailable:
+		return "unavailable"
+	}
+	return fmt.Sprintf("AuthCode(%d)", uint8(c))
+}
+
+// AuthError is an authenticator's refusal: one error type whose Code picks
+// the answer (STYLE 3). The cause stays on the server; only Code,
+// Description and Scopes shape what the client is told.
+type AuthError struct {
+	// Code is the kind of refusal, and so the HTTP status and challenge.
+	Code AuthCode
+	// Description, when set, is sent as the challenge's error_description:
+	// a short fixed text for the client ("the token has expired"), never
+	// token contents or server internals. Characters outside RFC 6750's
+	// allowed set are dropped.
+	Description string
+	// Scopes, for AuthInsufficientScope, are scopes the authenticator
+	// found missing; the challenge names them with every other scope the
+	// request needs.
+	Scopes []string
+	// Err is the cause, for errors.Is/As and the server's log (an
+	// unavailable endpoint's error is logged); never sent.
+	Err error
+}
+
+// Error returns the code, the description and the cause.
+func (e *AuthError) Error() string {
+	msg := "wymcp: auth: " + e.Code.String()
+	if e.Description != "" {
+		msg += ": " + e.Description
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// AuthOptions turns on authentication (DESIGN §6). A server without them
+// serves every request, as an MCP server without authorization does.
+type AuthOptions struct {
+	// Authenticator establishes the caller of every request. Required.
+	Authenticator Authenticator
+	// ResourceMetadata is the absolute URL of the server's RFC 9728
+	// Protected Resource Metadata document, named as resource_metadata in
+	// every 401, 403 and 400 challenge: MCP clients find the authorization
+	// server through it (spec: the header first, then the well-known
+	// URIs). Empty leaves it out of the challenges. The auth package serves
+	// the document (auth.NewMetadataHandler) and computes its URL.
+	ResourceMetadata string
+	// RequiredScopes are needed by every request, whatever its method: a
+	// caller without all of them is answered 403 insufficient_scope. They
+	// are named in every challenge's scope (spec: scope lists what the
+	// operation needs). Each must be an RFC 6749 §3.3 scope token.
+	RequiredScopes []string
+	// RecordSubject puts the principal's subject on each request's span as
+	// enduser.id. Off by default: a subject identifies a person, and
+	// traces often travel further, and live longer, than the data the
+	// person agreed to share (privacy by default).
+	RecordSubject bool
+}
+
+// resolve checks a and returns the authentication stage's configuration.
+func (a *AuthOptions) resolve() (*config.Auth, error) {
+	if a.Authenticator == nil {
+		return nil, errors.New("wymcp: AuthOptions needs an Authenticator")
+	}
+	if m := a.ResourceMetadata; m != "" {
+		// It goes into a quoted-string of every challenge: it must be an
+		// absolute URL that cannot end the string.
+		u, err := url.Parse(m)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(m, "\"\\ ") {
+			return nil, fmt.Errorf("wymcp: AuthOptions.ResourceMetadata %q is not an absolute http(s) URL", m)
+		}
+	}
+	for _, s := range a.RequiredScopes {
+		if !caller.ValidScope(s) {
+			return nil, fmt.Errorf("wymcp: AuthOptions.RequiredScopes: invalid scope %q (RFC 6749 §3.3)", s)
+		}
+	}
+	authn := a.Authenticator
+	return &config.Auth{
+		Authenticate: func(ctx context.Context, r *http.Request) (*caller.Identity, *config.AuthRefusal) {
+			p, err := authn.Authenticate(ctx, r)
+			if err != nil {
+				return nil, refusal(err, r)
+			}
+			if p == nil {
+				return nil, &config.AuthRefusal{Kind: config.RefuseInvalidToken,
+					Cause: errors.New("the authenticator returned no principal and no error")}
+			}
+			return &caller.Identity{Subject: p.Subject, Scopes: p.Scopes, Principal: p}, nil
+		},
+		ResourceMetadata: a.ResourceMetadata,
+		RequiredScopes:   slices.Clone(a.RequiredScopes),
+		RecordSubject:    a.RecordSubject,
+	}, nil
+}
+
+// refusal maps an authenticator's error onto the stage's refusal kinds.
+func refusal(err error, r *http.Request) *config.AuthRefusal {
+	var ae *AuthError
+	if !errors.As(err, &ae) {
+		kind := config.RefuseNoToken
+		if len(r.Header.Values("Authorization")) > 0 {
+			kind = config.RefuseInvalidToken
+		}
+		return &config.AuthRefusal{Kind: kind, Cause: err}
+	}
+	ref := &config.AuthRefusal{Description: ae.Description, Scopes: ae.Scopes, Cause: err}
+	switch ae.Code {
+	case AuthNoToken:
+		ref.Kind = config.RefuseNoToken
+	case AuthInvalidRequest:
+		ref.Kind = config.RefuseInvalidRequest
+	case AuthInsufficientScope:
+		ref.Kind = config.RefuseInsufficientScope
+	case AuthUnavailable:
+		ref.Kind = config.RefuseUnavailable
+	default:
+		// AuthInvalidToken, and a code this version does not know: refuse.
+		ref.Kind = config.RefuseInvalidToken
+	}
+	return ref
+}

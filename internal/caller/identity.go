@@ -1,0 +1,71 @@
+package caller
+
+import "context"
+
+// Identity is the caller as the authentication stage established it: what
+// the server itself reads (the subject and the granted scopes, to decide
+// what the caller may call and see) and the public principal value that
+// tools read through wymcp.PrincipalFrom. It is read-only once stored: an
+// authenticator may hand the same principal to many requests.
+type Identity struct {
+	// Subject is the principal's stable identity ("" when it has none).
+	Subject string
+	// Scopes are the OAuth scopes granted to the caller.
+	Scopes []string
+	// Principal is the authenticator's own value (a *wymcp.Principal).
+	Principal any
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying id.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the caller's identity, nil when the request was not
+// authenticated (auth off).
+func IdentityFrom(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey{}).(*Identity)
+	return id
+}
+
+// Grants reports whether every scope in need was granted to the caller. A
+// nil identity (auth off) grants nothing but the empty need. Scopes are
+// compared exactly (RFC 6749 §3.3: case-sensitive); the lists are a
+// handful of items, so two loops beat building a set per request.
+func (id *Identity) Grants(need []string) bool {
+	if len(need) == 0 {
+		return true
+	}
+	if id == nil {
+		return false
+	}
+outer:
+	for _, n := range need {
+		for _, s := range id.Scopes {
+			if s == n {
+				continue outer
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// ValidScope reports whether s is a scope token as RFC 6749 §3.3 defines
+// it: one or more printable ASCII characters other than space, '"' and
+// '\'. A scope outside that syntax could not be named in a scope list or a
+// WWW-Authenticate challenge without breaking either.
+func ValidScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
