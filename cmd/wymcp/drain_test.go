@@ -84,7 +84,7 @@ func getRaw(host, path, hostHeader string) string {
 func TestHealthEndpoints(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	c := dial(t, host)
 	for _, tc := range []struct {
 		name, raw string
@@ -119,7 +119,7 @@ func TestDrainRefusesNewConnections(t *testing.T) {
 	t.Parallel()
 	const delay = 20 * time.Second
 	s := start(t, "-drain-delay", delay.String())
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	idle := dial(t, host)
 	if resp, _ := idle.do(getRaw(host, "/readyz", host)); resp.StatusCode != 200 {
 		t.Fatalf("readyz before the drain: %d", resp.StatusCode)
@@ -188,7 +188,7 @@ func TestDrainAccepts(t *testing.T) {
 	t.Parallel()
 	const delay = 1500 * time.Millisecond
 	s := start(t, "-drain-delay", delay.String(), "-drain-accept")
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	signalled := time.Now()
 	s.cancel()
 	time.Sleep(200 * time.Millisecond)
@@ -232,7 +232,7 @@ func TestDrainWaitsForIdleConnections(t *testing.T) {
 	t.Parallel()
 	const delay = time.Second
 	s := start(t, "-drain-delay", delay.String())
-	host := s.hostPort(t)
+	host := s.ep.HostPort()
 	late := dial(t, host)
 	if resp, _ := late.do(getRaw(host, "/healthz", host)); resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
