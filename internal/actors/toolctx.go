@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/roundctx"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // toolContext is the context a tool runs under: the request's context
@@ -23,6 +26,9 @@ import (
 type toolContext struct {
 	parent   context.Context
 	deadline time.Time
+	// round is the call's multi-round-trip Round, answered for its key
+	// without a context.WithValue (see internal/roundctx).
+	round *tools.Round
 
 	mu       sync.Mutex // serializes building the timer context
 	timed    atomic.Pointer[timedContext]
@@ -68,10 +74,14 @@ func (c *toolContext) Err() error {
 	return c.materialize().Err()
 }
 
-// Value implements context.Context. Once the timer context exists it
-// answers, so that context.Cause and the children a tool derives find the
-// cancelCtx that really closes Done.
+// Value implements context.Context. The call's Round is answered here.
+// Otherwise, once the timer context exists it answers, so that
+// context.Cause and the children a tool derives find the cancelCtx that
+// really closes Done.
 func (c *toolContext) Value(key any) any {
+	if _, ok := key.(roundctx.Key); ok && c.round != nil {
+		return c.round
+	}
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Value(key)
 	}
