@@ -78,7 +78,9 @@ func exitCode(err error, stderr io.Writer) int {
 // config is the parsed command line.
 type config struct {
 	addr, path, toolSet string
-	opts                wymcp.Options
+	// stateKeyFile is -state-key-file; its keys are in opts.StateKeys.
+	stateKeyFile string
+	opts         wymcp.Options
 	// The http.Server's limits on slow and abusive clients.
 	readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	maxHeaderBytes                              int
@@ -106,6 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	fs.IntVar(&c.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request line and headers in `bytes`; past it, 431")
 	fs.DurationVar(&c.opts.WriteTimeout, "write-timeout", 30*time.Second, "time a client has to take one answer (not the tool's run time); a client that stops reading loses its place")
+	fs.StringVar(&c.stateKeyFile, "state-key-file", "", "`file` of the keys that seal multi-round-trip requestState: one per line, newest first, each the standard base64 of 32 random bytes (openssl rand -base64 32); replicas must share it. Without it a random key is made at start")
+	fs.DurationVar(&c.opts.StateTTL, "state-ttl", 0, "how long a multi-round-trip requestState stays valid: the client's time to answer (0: 5m)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -133,6 +137,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if !strings.HasPrefix(c.path, "/") || strings.ContainsAny(c.path, " \t{}") {
 		return nil, usageError{err: fmt.Errorf("-path %q must start with / and hold no spaces or braces", c.path)}
 	}
+	if c.opts.StateTTL < 0 {
+		return nil, usageError{err: fmt.Errorf("-state-ttl %v must not be negative", c.opts.StateTTL)}
+	}
+	if c.stateKeyFile != "" {
+		keys, err := readStateKeys(c.stateKeyFile)
+		if err != nil {
+			return nil, usageError{err: err}
+		}
+		c.opts.StateKeys = keys
+	}
 	return c, nil
 }
 
@@ -150,6 +164,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	c.opts.Logger = logger
+	if c.opts.StateKeys == nil {
+		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
+			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
+	}
 	tel, err := setupOTel(ctx, os.Getenv, stderr)
 	if err != nil {
 		return err
