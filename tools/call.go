@@ -157,7 +157,9 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 
 	res, fault, invalid, asked, err := t.guarded(ctx, args)
 
-	round := roundOf(ctx)
+	// Only a Round that exists has anything to say: a handler that never
+	// asked made none, and looking must not make one.
+	round := madeRound(ctx)
 	switch {
 	case fault != nil:
 		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}

@@ -14,11 +14,12 @@ import (
 
 // Round is the multi-round-trip side of one call of a tool (SEP-2322): what
 // the request brings for [Ask], [CanAsk] and [Recall] to read, and what they
-// and [Remember] leave for the call's [Outcome]. The server makes one per
-// tools/call, fills the exported fields from the request and its opened
-// requestState, and installs it under the handler's context; a caller of
-// [Tool.Call] outside a server installs its own with [WithRound]. Without
-// one, Ask, Remember and Recall return an error and CanAsk reports false.
+// and [Remember] leave for the call's [Outcome]. The server provides one
+// under the handler's context, its exported fields filled from the request
+// and its opened requestState (made on first use, so that a tool that never
+// asks pays nothing for it); a caller of [Tool.Call] outside a server
+// installs its own with [WithRound]. Without one, Ask, Remember and Recall
+// return an error and CanAsk reports false.
 //
 // A Round serves one call: it must not be reused. Its methods are safe for
 // the handler's goroutines to use concurrently.
@@ -66,14 +67,35 @@ type Carried struct {
 // call's round: for a caller outside a server (a test), which fills r as the
 // server would. The server installs its own.
 func WithRound(ctx context.Context, r *Round) context.Context {
-	return context.WithValue(ctx, roundctx.Key{}, r)
+	return &roundContext{Context: ctx, round: r}
+}
+
+// roundContext is WithRound's context: it answers both keys of roundctx.
+type roundContext struct {
+	context.Context
+	round *Round
+}
+
+func (c *roundContext) Value(key any) any {
+	switch key.(type) {
+	case roundctx.Key, roundctx.Made:
+		return c.round
+	}
+	return c.Context.Value(key)
 }
 
 // roundOf returns the call's Round, nil when the context has none. The
-// server's tool context answers the key itself, so installing a Round costs
-// a call nothing (see internal/roundctx).
+// server's tool context answers the key itself, and makes the Round only
+// then, so a call that never asks costs nothing (see internal/roundctx).
 func roundOf(ctx context.Context) *Round {
 	r, _ := ctx.Value(roundctx.Key{}).(*Round)
+	return r
+}
+
+// madeRound returns the call's Round if something made it already, nil
+// otherwise; it makes none.
+func madeRound(ctx context.Context) *Round {
+	r, _ := ctx.Value(roundctx.Made{}).(*Round)
 	return r
 }
 

@@ -38,8 +38,6 @@ type Call struct {
 	wake    chan struct{}
 	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
 	// deadline; prev, next, due, watched and shard belong to the watchdog.
-	// round is the call's multi-round-trip Round, which tctx hands the tool.
-	round      tools.Round
 	tctx       toolContext
 	prev, next *Call
 	due        time.Time

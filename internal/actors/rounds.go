@@ -26,32 +26,35 @@ var (
 	errRequestState = wire.Errorf(wire.CodeInvalidParams, "Invalid params: requestState is invalid or has expired")
 )
 
-// openRound fills the call's Round from the request: its inputResponses,
-// its clientCapabilities and, for a retry, the opened requestState, which it
-// returns (nil on a first call). A malformed inputResponses or a state that
-// does not open is -32602.
+// openRound sets up the call's Round when the request is a retry, from its
+// inputResponses and its opened requestState, which it returns (nil on a
+// first call). A malformed inputResponses or a state that does not open is
+// -32602. A first call gets its Round only if the tool asks (toolContext).
 func (t *tables) openRound(c *Call) (*reqstate.State, *wire.Error) {
 	req := c.Request
+	if req.InputResponses == nil && req.RequestState == nil {
+		return nil, nil
+	}
 	if req.InputResponses != nil && req.InputResponses[0] != '{' {
 		return nil, errInputResponses
 	}
-	c.round.Responses = req.InputResponses
-	c.round.Capabilities = req.Meta.ClientCapabilities
-	if req.RequestState == nil {
-		return nil, nil
+	r := &tools.Round{Responses: req.InputResponses, Capabilities: req.Meta.ClientCapabilities}
+	var prev *reqstate.State
+	if req.RequestState != nil {
+		token, ok := req.RequestStateString()
+		if !ok {
+			return nil, errRequestState
+		}
+		var err error
+		if prev, err = t.states.Open(binding(c), token); err != nil {
+			return nil, errRequestState
+		}
+		r.Carried = tools.Carried{Answers: prev.Answers, Memory: prev.Memory}
+		if c.Op != nil {
+			c.Op.SetCall(prev.CallID, prev.Round+1)
+		}
 	}
-	token, ok := req.RequestStateString()
-	if !ok {
-		return nil, errRequestState
-	}
-	prev, err := t.states.Open(binding(c), token)
-	if err != nil {
-		return nil, errRequestState
-	}
-	c.round.Carried = tools.Carried{Answers: prev.Answers, Memory: prev.Memory}
-	if c.Op != nil {
-		c.Op.SetCall(prev.CallID, prev.Round+1)
-	}
+	c.tctx.setRound(r)
 	return prev, nil
 }
 
