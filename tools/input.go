@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
@@ -191,7 +190,7 @@ func Ask(ctx context.Context, inputs ...Input) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var missing []string
+	missing := false
 	for _, in := range inputs {
 		if in.err != nil {
 			return in.err
@@ -201,7 +200,7 @@ func Ask(ctx context.Context, inputs ...Input) error {
 			if err := r.ask(in); err != nil {
 				return err
 			}
-			missing = append(missing, in.key)
+			missing = true
 			continue
 		}
 		if err := in.decode(raw); err != nil {
@@ -218,8 +217,10 @@ func Ask(ctx context.Context, inputs ...Input) error {
 			r.fresh[in.key] = raw
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s", ErrInputRequired, strings.Join(missing, ", "))
+	if missing {
+		// The sentinel itself, not wrapped with the keys: the outcome names
+		// them, and a round that asks costs no error allocation.
+		return ErrInputRequired
 	}
 	return nil
 }

@@ -35,12 +35,6 @@ type Round struct {
 	Capabilities protocol.RawJSON
 
 	mu sync.Mutex
-	// responses is Responses decoded, once (decoded marks it done).
-	responses map[string]protocol.RawJSON
-	decoded   bool
-	// caps is Capabilities decoded, once.
-	caps        map[string]protocol.RawJSON
-	capsDecoded bool
 	// fresh are the answers taken from Responses in this round, and kept
 	// the values remembered in it: both go to the next round's state.
 	fresh map[string]protocol.RawJSON
@@ -158,30 +152,17 @@ func (r *Round) answer(key string) (raw protocol.RawJSON, fresh, ok bool) {
 	if raw, ok = r.Carried.Answers[key]; ok {
 		return raw, false, true
 	}
-	if !r.decoded {
-		r.decoded = true
-		if len(r.Responses) > 0 {
-			// The server has refused a non-object; anything else that does
-			// not decode here is as good as no answers.
-			_ = strictjson.Unmarshal(r.Responses, &r.responses)
-		}
-	}
-	raw, ok = r.responses[key]
+	// Looked up in place, not decoded into a map: a retry carries few
+	// answers, and a map of them cost six allocations.
+	raw, ok = strictjson.Member(r.Responses, key)
 	return raw, true, ok
 }
 
 // hasCapability reports whether the request declared the top-level client
 // capability name as an object.
 func (r *Round) hasCapability(name string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.capsDecoded {
-		r.capsDecoded = true
-		if len(r.Capabilities) > 0 {
-			_ = strictjson.Unmarshal(r.Capabilities, &r.caps)
-		}
-	}
-	return strictjson.Kind(r.caps[name]) == '{'
+	v, _ := strictjson.Member(r.Capabilities, name)
+	return strictjson.Kind(v) == '{'
 }
 
 // carry returns what the next round must find: the carried answers and

@@ -127,3 +127,29 @@ func TestNameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestHasCapability: a capability is declared when it is a member of the
+// clientCapabilities object (names compared by meaning) whose value is an
+// object. (Looking allocates nothing: strictjson's TestMember.)
+func TestHasCapability(t *testing.T) {
+	cases := []struct {
+		caps, name string
+		want       bool
+	}{
+		{`{"sampling":{}}`, "sampling", true},
+		{`{"roots":{"listChanged":true},"elicitation":{"form":{}}}`, "elicitation", true},
+		{`{"\u0073ampling":{}}`, "sampling", true},
+		{`{"sampling":true}`, "sampling", false},
+		{`{"sampling":null}`, "sampling", false},
+		{`{"experimental":{"sampling":{}}}`, "sampling", false},
+		{`{}`, "sampling", false},
+		{``, "sampling", false},
+		{`[]`, "sampling", false},
+	}
+	for _, tc := range cases {
+		m := RequestMeta{ClientCapabilities: RawJSON(tc.caps)}
+		if got := m.HasCapability(tc.name); got != tc.want {
+			t.Errorf("%s has %s: %v, want %v", tc.caps, tc.name, got, tc.want)
+		}
+	}
+}
