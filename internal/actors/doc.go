@@ -17,6 +17,11 @@
 //     which would otherwise only wait (the hand-off to another goroutine cost
 //     two context switches per call and most of the tail under load); their
 //     guardian carries the same containment strategy as the supervisor.
+//   - A tools/call may be one round of a multi-round-trip call (SEP-2322,
+//     rounds.go): the method opens a retry's sealed requestState before the
+//     tool runs, and answers a tool that asks the client for input with an
+//     input_required result and a new state. Between rounds nothing is kept:
+//     any server holding the key ring serves the next round.
 //   - A tool that ignores its deadline is answered for by one watchdog
 //     goroutine, deadlineGrace past the deadline, through Call.Late; it still
 //     holds its request's goroutine and in-flight place until it returns, as
