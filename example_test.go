@@ -2,6 +2,7 @@ package wymcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -167,4 +169,94 @@ func ExampleServer_Drain() {
 	// ready while draining: 503
 	// call while draining: 200
 	// stopped: <nil>
+}
+
+// A tool that asks the user for input (SEP-2322, multi-round-trip calls):
+// tools.Ask's error makes the first call answer input_required with a sealed
+// requestState; the client asks the user and retries with the answer and
+// the state, and the handler, run again from the top, gets the answer. The
+// README's section on asking the client is this code.
+func Example_askForInput() {
+	form := protocol.ElicitRequest{
+		Message:         "What is your name?",
+		RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}
+	greet := tools.Must(tools.NewRaw("greet", "Greets the user by the name they give.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var answer protocol.ElicitResult
+			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &answer)); err != nil {
+				return nil, err // tools.ErrInputRequired: the call answers input_required
+			}
+			var who struct {
+				Name string `json:"name"`
+			}
+			if !answer.Accepted() || answer.DecodeContent(&who) != nil {
+				return protocol.TextResult("Hello, stranger!"), nil
+			}
+			return protocol.TextResult("Hello, " + who.Name + "!"), nil
+		},
+		// A client that cannot answer a form is refused up front (-32021).
+		tools.WithRequiredCapabilities("elicitation")))
+
+	// Replicas share the key ring (32-byte keys, newest first); then any of
+	// them serves any round. Load it from a secret store in production.
+	ring := [][]byte{[]byte("an example key of 32 bytes......")}
+	srv, err := wymcp.New(wymcp.Implementation{Name: "greeter", Version: "1.0.0"}, &wymcp.Options{StateKeys: ring}, greet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	var round1 struct {
+		Result struct {
+			ResultType    string                             `json:"resultType"`
+			InputRequests map[string]struct{ Method string } `json:"inputRequests"`
+			RequestState  string                             `json:"requestState"`
+		}
+	}
+	_, body := exampleRound(ts.URL, "greet", "")
+	if err := json.Unmarshal([]byte(body), &round1); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(round1.Result.ResultType, round1.Result.InputRequests["user_name"].Method)
+
+	state, _ := json.Marshal(round1.Result.RequestState)
+	_, body = exampleRound(ts.URL, "greet",
+		`"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":`+string(state))
+	fmt.Println(body)
+	// Output:
+	// input_required elicitation/create
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Hello, Ada!"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"greeter","version":"1.0.0"}}}}
+}
+
+// exampleRound sends a tools/call of tool from a client that declares the
+// elicitation capability, with the params members retry adds ("" for a
+// first call).
+func exampleRound(url, tool, retry string) (int, string) {
+	if retry != "" {
+		retry += ","
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` + retry +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }

@@ -10,6 +10,8 @@
 package wymcp
 
 import (
+	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/wymcp/wymcp/internal/actors"
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/reqstate"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/transport"
 	"github.com/wymcp/wymcp/protocol"
@@ -48,7 +51,19 @@ const (
 	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
 	// link, short enough that a stalled reader lets go of its place.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultStateTTL is how long the requestState of a multi-round-trip
+	// call stays valid: a few minutes, time enough for a person to answer a
+	// form, and the "short expiry" the spec asks for, past which a leaked
+	// state is worthless.
+	DefaultStateTTL = 5 * time.Minute
 )
+
+// StateKeySize is the size of each key of Options.StateKeys: an AES-256 key.
+const StateKeySize = 32
+
+// The ring's own rule, restated for the godoc: a compile error if it moves.
+var _ [StateKeySize - reqstate.KeySize]struct{}
+var _ [reqstate.KeySize - StateKeySize]struct{}
 
 // Options configures a Server. A nil *Options, and every zero field, means
 // the documented default.
@@ -100,6 +115,21 @@ type Options struct {
 	// loopback listener (DNS-rebinding protection); on other listeners, when
 	// set, the only ones allowed.
 	AllowedHosts []string
+	// StateKeys seal the requestState of multi-round-trip tool calls (see
+	// tools.Ask): AES-256 keys of StateKeySize (32) bytes, newest first. New
+	// states are sealed with the first key; a state sealed with any of them
+	// opens. To rotate, put a new key first, and drop the oldest once
+	// StateTTL has passed. Replicas behind one load balancer must share the
+	// ring: any of them then serves any round of any call, and none keeps
+	// state. Nil means one random key made by New: every round must then
+	// reach this Server value, and no call survives a restart. A key of
+	// another size, or one key twice, fails New. The slices are copied.
+	StateKeys [][]byte
+	// StateTTL is how long a requestState stays valid after the round that
+	// made it: the client's time to answer. A retry after it is refused
+	// (-32602) and the call must start over. 0 means DefaultStateTTL (5
+	// minutes); negative fails New.
+	StateTTL time.Duration
 	// TracerProvider and MeterProvider receive spans and metrics; nil means
 	// the OpenTelemetry globals (no-ops until an SDK is installed).
 	TracerProvider trace.TracerProvider
@@ -211,6 +241,26 @@ func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, 
 				return nil, fmt.Errorf("wymcp: tool %q requires scopes %q, but Options.Auth is nil (no caller could be granted them)", t.Name(), t.Scopes())
 			}
 		}
+	}
+	switch {
+	case o.StateTTL == 0:
+		cfg.StateTTL = DefaultStateTTL
+	case o.StateTTL < 0:
+		return nil, fmt.Errorf("wymcp: Options.StateTTL %v is negative", o.StateTTL)
+	default:
+		cfg.StateTTL = o.StateTTL
+	}
+	for i, k := range o.StateKeys {
+		if len(k) != StateKeySize {
+			return nil, fmt.Errorf("wymcp: Options.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), StateKeySize)
+		}
+		cfg.StateKeys = append(cfg.StateKeys, bytes.Clone(k))
+	}
+	if len(cfg.StateKeys) == 0 {
+		// No ring given: one key for this Server's life (see StateKeys).
+		key := make([]byte, StateKeySize)
+		rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
+		cfg.StateKeys = [][]byte{key}
 	}
 	return cfg, nil
 }

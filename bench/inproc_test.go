@@ -10,12 +10,14 @@ package bench_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/bench/bareh"
@@ -200,3 +202,75 @@ func BenchmarkBare(b *testing.B) {
 // BenchmarkBareParallel is the ceiling handler from GOMAXPROCS goroutines,
 // beside BenchmarkWymcpParallel: how each scales with cores.
 func BenchmarkBareParallel(b *testing.B) { parallel(b, bareh.Handler) }
+
+// BenchmarkWymcpRounds is a two-round tools/call (SEP-2322) beside a plain
+// one, through ServeHTTP: round1 is the first call, answered input_required
+// with a sealed requestState (the handler asks one elicitation); round2 is
+// the retry with the answer and that state, which the server opens (AES-GCM,
+// binding recomputed), and the handler completes. Each is one request: a
+// whole two-round call costs round1 + round2.
+//
+//	cd bench && GOWORK=off go test -run '^$' -bench WymcpRounds -benchmem -count 5
+func BenchmarkWymcpRounds(b *testing.B) {
+	form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+	ask := tools.Must(tools.NewRaw("ask", "Asks a name, then echoes it.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var name protocol.ElicitResult
+			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &name)); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult(string(name.Content)), nil
+		}))
+	echo := tools.Must(tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema),
+		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var in struct {
+				Text string `json:"text"`
+			}
+			if err := protocol.Unmarshal(args, &in); err != nil {
+				return nil, errors.New("arguments cannot be decoded")
+			}
+			return protocol.TextResult(in.Text), nil
+		}))
+	srv, err := wymcp.New(wymcp.Implementation{Name: "rounds-wymcp", Version: "1.0.0"},
+		&wymcp.Options{StateKeys: [][]byte{bytes.Repeat([]byte{7}, wymcp.StateKeySize)}, StateTTL: time.Hour}, ask, echo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+
+	const caps = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1.0.0"}}`
+	round1 := mcpReq{"tools/call", "ask", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},` + caps + `}}`, `"resultType":"input_required"`}
+	// Round 1 once, for the state round 2 echoes (valid for StateTTL).
+	r, _ := newRequest(round1)
+	w := &sink{h: http.Header{}}
+	srv.ServeHTTP(w, r)
+	check(b, round1, w)
+	var res struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(w.body, &res); err != nil || res.Result.RequestState == "" {
+		b.Fatalf("round 1: %v %s", err, w.body)
+	}
+	round2 := mcpReq{"tools/call", "ask", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},` +
+		`"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + res.Result.RequestState + `",` + caps + `}}`,
+		`"resultType":"complete"`}
+
+	for _, c := range []struct {
+		name string
+		req  mcpReq
+	}{{"plain", cases[2]}, {"round1", round1}, {"round2", round2}} {
+		b.Run(c.name, func(b *testing.B) {
+			r, rd := newRequest(c.req)
+			w := &sink{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				rd.Reset([]byte(c.req.body))
+				w.reset()
+				srv.ServeHTTP(w, r)
+			}
+			check(b, c.req, w)
+		})
+	}
+}

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// OutcomeKind classifies one call for telemetry (DESIGN §7). Every kind but
-// OutcomeOK is answered with an isError result (DESIGN §5).
+// OutcomeKind classifies one call for telemetry (DESIGN §7). OutcomeOK is
+// answered with the handler's result; OutcomeInputRequired with an
+// input_required result; OutcomeBadInputResponse with a JSON-RPC error;
+// every other kind with an isError result (DESIGN §5).
 type OutcomeKind uint8
 
 const (
@@ -29,6 +32,15 @@ const (
 	OutcomePanic
 	// OutcomeDeadline: the tool's deadline passed before the handler returned.
 	OutcomeDeadline
+	// OutcomeInputRequired: the handler returned [ErrInputRequired] from
+	// [Ask]: the call waits for the client's input ([Outcome.Inputs]) and
+	// carries [Outcome.Carry] to its next round. Not an error: the call is
+	// going on.
+	OutcomeInputRequired
+	// OutcomeBadInputResponse: an answer in params.inputResponses is not a
+	// valid result of the request it answers; the request is malformed
+	// (-32602), and [Outcome.BadInput] says which answer.
+	OutcomeBadInputResponse
 )
 
 // String returns a short lower-case name for spans and metrics.
@@ -44,19 +56,33 @@ func (k OutcomeKind) String() string {
 		return "panic"
 	case OutcomeDeadline:
 		return "deadline"
+	case OutcomeInputRequired:
+		return "input_required"
+	case OutcomeBadInputResponse:
+		return "bad_input_response"
 	}
 	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
 }
 
 // Outcome is what one call came to: the result to send and how to record it.
 type Outcome struct {
-	// Result is the tools/call result; never nil.
+	// Result is the tools/call result; nil for OutcomeInputRequired and
+	// OutcomeBadInputResponse, never nil otherwise.
 	Result *protocol.CallToolResult
 	// Kind classifies the call.
 	Kind OutcomeKind
 	// Fault is the contained panic, for the span and the log; non-nil iff
 	// Kind is OutcomePanic. It never goes to the client.
 	Fault *Fault
+	// Inputs are the inputs an OutcomeInputRequired call waits for, in the
+	// order the handler asked for them.
+	Inputs []InputRequest
+	// Carry is what an OutcomeInputRequired call's next round must find:
+	// the server seals it into the requestState.
+	Carry Carried
+	// BadInput describes the answer of an OutcomeBadInputResponse, for the
+	// client: which key, what it should have been.
+	BadInput string
 }
 
 // Fault is a contained panic: the value and the full stack, taken by
@@ -100,6 +126,12 @@ const panicText = "Tool execution failed: internal error"
 // the outcome is [OutcomeDeadline]; if it ends otherwise (the client went
 // away), the result says "request cancelled" and nobody will read it.
 //
+// A call may be one round of a multi-round-trip call (SEP-2322): ctx then
+// carries the call's [Round] (the server installs one; [WithRound] outside a
+// server). A handler that returns [ErrInputRequired] from [Ask] makes the
+// outcome [OutcomeInputRequired]; an answer that does not decode makes it
+// [OutcomeBadInputResponse]. Both come after the deadline and cancellation.
+//
 // A panic is contained on the calling goroutine; runtime.Goexit (t.FailNow
 // in a test) is not a panic and still ends that goroutine.
 func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
@@ -124,8 +156,11 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		}
 	}
 
-	res, fault, invalid, err := t.guarded(ctx, args)
+	res, fault, invalid, asked, err := t.guarded(ctx, args)
 
+	// Only a Round that exists has anything to say: a handler that never
+	// asked made none, and looking must not make one.
+	round := madeRound(ctx)
 	switch {
 	case fault != nil:
 		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
@@ -133,6 +168,12 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 		return t.DeadlineOutcome()
 	case ctx.Err() != nil:
 		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
+	case round != nil:
+		if out, ok := round.outcome(asked); ok {
+			return out
+		}
+	}
+	switch {
 	case invalid:
 		return t.invalid(err.Error())
 	case err != nil:
@@ -174,22 +215,41 @@ func (t *Tool) invalid(msg string) Outcome {
 
 // guarded runs the handler — and, for typed tools, the encoding of Out,
 // which runs user MarshalJSON methods — with any panic turned into a Fault.
-func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protocol.CallToolResult, fault *Fault, invalid bool, err error) {
+// asked reports that the handler returned ErrInputRequired.
+func (t *Tool) guarded(ctx context.Context, args protocol.RawJSON) (res *protocol.CallToolResult, fault *Fault, invalid, asked bool, err error) {
 	defer func() {
 		// Since Go 1.21 panic(nil) recovers a *runtime.PanicNilError, so a
 		// nil here means no panic.
 		if v := recover(); v != nil {
-			res, invalid, err = nil, false, nil
+			res, invalid, asked, err = nil, false, false, nil
 			fault = &Fault{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	res, invalid, err = t.run(ctx, args)
 	if err != nil {
-		// Call err.Error() here, under the recover: a typed nil error or a
-		// faulty Error method panics, and Call must not.
+		// Call errors.Is and err.Error() here, under the recover: a typed
+		// nil error or a faulty Is or Error method panics, and Call must not.
+		asked = errors.Is(err, ErrInputRequired)
 		err = textError(err.Error())
 	}
-	return res, nil, invalid, err
+	return res, nil, invalid, asked, err
+}
+
+// outcome is the call's outcome when its round decides it: a malformed
+// answer refuses the request whatever the handler made of it; a handler
+// that returned ErrInputRequired with inputs pending waits for them. A
+// handler that asked and then returned a result (or another error) has
+// chosen to do without the inputs: ok is false, and its result stands.
+func (r *Round) outcome(asked bool) (Outcome, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bad != nil {
+		return Outcome{Kind: OutcomeBadInputResponse, BadInput: fmt.Sprintf("inputResponses[%q] is not a valid %s result", r.bad.key, r.bad.method)}, true
+	}
+	if asked && len(r.pending) > 0 {
+		return Outcome{Kind: OutcomeInputRequired, Inputs: slices.Clone(r.pending), Carry: r.carry()}, true
+	}
+	return Outcome{}, false
 }
 
 // textError is an error reduced to its text, taken inside guarded.

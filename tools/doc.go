@@ -29,6 +29,10 @@
 //     client (DESIGN §5: no panic text reaches a client);
 //   - the deadline passes: [OutcomeDeadline].
 //
+// Two more outcomes belong to calls that ask the client for input (below):
+// [OutcomeInputRequired], answered with an input_required result, and
+// [OutcomeBadInputResponse], a malformed answer refused with -32602.
+//
 // Call returns an [Outcome] rather than an error so that the caller records
 // the kind (DESIGN §7) and writes the one answer (DESIGN §3).
 //
@@ -38,6 +42,31 @@
 // as the default dialect and a loader that refuses every URL: no `$ref` is
 // ever fetched, from the network or from a file (DESIGN §6). References
 // inside the document (`#/$defs/x`, `#anchor`) resolve as usual.
+//
+// # Asking the client for input
+//
+// A handler may need something only the client can give: the user's answer
+// to a form (elicitation), a completion from the client's model (sampling),
+// the client's roots. In revision 2026-07-28 the server sends no requests of
+// its own; instead the call answers with an input_required result naming
+// what it needs, and the client retries the call with its answers (SEP-2322,
+// multi-round-trip requests). [Ask] is the whole of it for a handler:
+//
+//	var name protocol.ElicitResult
+//	if err := tools.Ask(ctx, tools.Elicit("name", askName, &name)); err != nil {
+//		return nil, err // ErrInputRequired: the call waits for the answer
+//	}
+//	// the client has answered: name.Action, name.DecodeContent(&form)
+//
+// [Elicit], [Sample] and [ListRoots] make the inputs, each with a typed
+// result ([protocol.ElicitResult], [protocol.CreateMessageResult],
+// [protocol.ListRootsResult]); one Ask of several inputs is one round, Asks
+// in sequence are rounds in sequence. The server keeps no state: the handler
+// runs again from the top in every round, the answers of earlier rounds
+// travel sealed in the call's requestState, and [Remember] and [Recall] keep
+// the handler's own values in it. Side effects before an Ask run once per
+// round and must be idempotent. Only inputs the client declared it can give
+// may be asked ([CanAsk]). Ask's documentation has the rules in full.
 //
 // # Progress
 //

@@ -59,3 +59,41 @@ func ExampleNewRaw() {
 	// ok HELLO
 	// invalid_arguments Invalid arguments for tool shout: at '/text': got number, want string
 }
+
+// A handler asks the user for a name with Ask; the call runs once per
+// round. Outside a server a Round stands in for the request: its Responses
+// are the client's answers, its Carried what the previous round's Outcome
+// carried. (A server does this from the request and its sealed
+// requestState.)
+func ExampleAsk() {
+	form := protocol.ElicitRequest{
+		Message:         "What is your name?",
+		RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}
+	greet := tools.Must(tools.NewRaw("greet", "Greets the user by the name they give.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+			var answer protocol.ElicitResult
+			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &answer)); err != nil {
+				return nil, err // tools.ErrInputRequired until the client answers
+			}
+			var who struct {
+				Name string `json:"name"`
+			}
+			if !answer.Accepted() || answer.DecodeContent(&who) != nil {
+				return protocol.TextResult("Hello, stranger!"), nil
+			}
+			return protocol.TextResult("Hello, " + who.Name + "!"), nil
+		}))
+
+	round1 := greet.Call(tools.WithRound(context.Background(), &tools.Round{}), nil)
+	fmt.Println(round1.Kind, round1.Inputs[0].Key, round1.Inputs[0].Method)
+
+	round2 := greet.Call(tools.WithRound(context.Background(), &tools.Round{
+		Carried:   round1.Carry,
+		Responses: protocol.RawJSON(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`),
+	}), nil)
+	fmt.Println(round2.Kind, round2.Result.Content[0].(*protocol.TextContent).Text)
+	// Output:
+	// input_required user_name elicitation/create
+	// ok Hello, Ada!
+}

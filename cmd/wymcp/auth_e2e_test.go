@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -32,24 +31,6 @@ type authServer struct {
 	Server                    string `json:"server"`
 	Node                      string `json:"node"`
 	PID                       int    `json:"pid"`
-}
-
-// syncBuffer collects the authorization server's stderr for failures.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startAuthServer runs interop/oauth/start.sh and returns its line and a

@@ -36,6 +36,14 @@ var conformanceToolNames = []string{
 	"test_missing_capability",
 	"test_streaming_elicitation",
 	"test_logging_tool",
+	"test_input_required_result_elicitation",
+	"test_input_required_result_sampling",
+	"test_input_required_result_list_roots",
+	"test_input_required_result_request_state",
+	"test_input_required_result_multiple_inputs",
+	"test_input_required_result_multi_round",
+	"test_input_required_result_tampered_state",
+	"test_input_required_result_capabilities",
 }
 
 // jsonSchema202012 is the json-schema-2020-12 scenario's fixture schema,
@@ -151,6 +159,13 @@ func conformanceTools() ([]*tools.Tool, error) {
 		// comes without _meta logLevel.
 		"test_logging_tool": add(tools.NewRaw("test_logging_tool", "Returns a plain result and sends no log notification.", noArgs,
 			result(protocol.TextResult("Logging tool finished without logging.")))),
+	}
+	mrtr, err := inputRequiredFixtures()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range mrtr {
+		byName[t.Name()] = t
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

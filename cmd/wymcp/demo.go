@@ -11,10 +11,11 @@ import (
 )
 
 // The demo tool set: one tool per thing worth showing — a raw tool, a typed
-// tool with structured output, a long call that honours cancellation, and
-// each of the three failure paths of DESIGN §5 (a tool error, a tool panic
-// contained by the tool runner, a fault after the tool returned contained by
-// the supervisor).
+// tool with structured output, a long call that honours cancellation, a
+// call that asks the user a question (a multi-round-trip call), and each of
+// the three failure paths of DESIGN §5 (a tool error, a tool panic
+// contained by the tool runner, a fault after the tool returned contained
+// by the supervisor).
 
 // echoSchema is kept byte-for-byte in tools/list (raw tools keep theirs).
 const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
@@ -57,6 +58,11 @@ func demoTools() ([]*tools.Tool, error) {
 			tools.WithAnnotations(readOnly),
 			// Longer than the longest sleep, so the schema's bound is the limit.
 			tools.WithDeadline(maxSleep+time.Minute))),
+		add(tools.NewRaw("ask_name", "Asks for your name, then greets you: an elicitation round (the first call answers input_required, the retry with your answer completes). Needs the client's elicitation capability.",
+			[]byte(noArgsSchema), askName,
+			tools.WithAnnotations(readOnly),
+			// Refused up front (-32021) for a client that cannot answer.
+			tools.WithRequiredCapabilities("elicitation"))),
 		add(tools.NewRaw("fail", "Always fails: shows a tool error answered as an isError result.",
 			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
 				return nil, errors.New("this tool always fails")
@@ -112,6 +118,34 @@ func sleep(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult
 		}
 	}
 	return protocol.TextResult(fmt.Sprintf("slept %d ms", in.MS)), nil
+}
+
+// demoNameForm is ask_name's question: a one-field form.
+var demoNameForm = protocol.ElicitRequest{
+	Message:         "What should I call you?",
+	RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1,"maxLength":100}},"required":["name"]}`),
+}
+
+// askName asks the user's name through the client. The first call returns
+// tools.Ask's ErrInputRequired, which the server answers with an
+// input_required result and a sealed requestState; the client asks the
+// user and retries the call with the answer, and this handler runs again
+// from the top, where Ask now returns the answer. Nothing waits in between.
+func askName(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+	var answer protocol.ElicitResult
+	if err := tools.Ask(ctx, tools.Elicit("name", demoNameForm, &answer)); err != nil {
+		return nil, err
+	}
+	if !answer.Accepted() {
+		return protocol.TextResult("Hello, whoever you are (you chose to " + answer.Action + ")."), nil
+	}
+	var form struct {
+		Name string `json:"name"`
+	}
+	if err := answer.DecodeContent(&form); err != nil || form.Name == "" {
+		return nil, errors.New("the answer holds no name")
+	}
+	return protocol.TextResult("Hello, " + form.Name + "!"), nil
 }
 
 // explosive panics when encoded. The tool returns it without trouble; the

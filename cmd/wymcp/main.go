@@ -81,8 +81,10 @@ func exitCode(err error, stderr io.Writer) int {
 // config is the parsed command line.
 type config struct {
 	addr, path, toolSet string
-	opts                wymcp.Options
-	auth                authFlags
+	// stateKeyFile is -state-key-file; its keys are in opts.StateKeys.
+	stateKeyFile string
+	opts         wymcp.Options
+	auth         authFlags
 	// The http.Server's limits on slow and abusive clients.
 	readHeaderTimeout, readTimeout, idleTimeout time.Duration
 	maxHeaderBytes                              int
@@ -123,6 +125,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.drainAccept, "drain-accept", false, "keep accepting new connections during -drain-delay, for a balancer that routes by /readyz (a Kubernetes Service); by default they are refused from SIGTERM on, which a proxy that does not probe (nginx open source) resends elsewhere")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 65*time.Second, "after -drain-delay, how long calls in flight have to finish and be answered; above the longest call (a tool's deadline, 60 s by default, plus 1 s)")
 	c.auth.register(fs)
+	fs.StringVar(&c.stateKeyFile, "state-key-file", "", "`file` of the keys that seal multi-round-trip requestState: one per line, newest first, each the standard base64 of 32 random bytes (openssl rand -base64 32); replicas must share it. Without it a random key is made at start")
+	fs.DurationVar(&c.opts.StateTTL, "state-ttl", 0, "how long a multi-round-trip requestState stays valid: the client's time to answer (0: 5m)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -159,6 +163,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.auth.validate(c.addr); err != nil {
 		return nil, usageError{err: err}
 	}
+	if c.opts.StateTTL < 0 {
+		return nil, usageError{err: fmt.Errorf("-state-ttl %v must not be negative", c.opts.StateTTL)}
+	}
+	if c.stateKeyFile != "" {
+		keys, err := readStateKeys(c.stateKeyFile)
+		if err != nil {
+			return nil, usageError{err: err}
+		}
+		c.opts.StateKeys = keys
+	}
 	return c, nil
 }
 
@@ -179,6 +193,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	c.opts.Logger = logger
+	if c.opts.StateKeys == nil {
+		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
+			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
+	}
 	tel, err := setupOTel(ctx, os.Getenv, stderr)
 	if err != nil {
 		return err

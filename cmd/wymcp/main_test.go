@@ -2,13 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +105,7 @@ func TestServe(t *testing.T) {
 			`{"name":"echo","description":"Echoes the given text back as one text block.","inputSchema":` + echoSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
 			`{"name":"add","description":"Adds two numbers and returns the sum as structured content.","inputSchema":{"type":"object","properties":{"a":{"type":"number","description":"First addend"},"b":{"type":"number","description":"Second addend"}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
 			`{"name":"sleep","description":"Sleeps for ms milliseconds, reporting progress in tenths, then says so; stops early if the call is cancelled.","inputSchema":` + sleepSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
+			`{"name":"ask_name","description":"Asks for your name, then greets you: an elicitation round (the first call answers input_required, the retry with your answer completes). Needs the client's elicitation capability.","inputSchema":` + noArgsSchema + `,"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},` +
 			`{"name":"fail","description":"Always fails: shows a tool error answered as an isError result.","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
 			`{"name":"panic","description":"Always panics: shows tool containment (an isError result, the server keeps running).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}},` +
 			`{"name":"bad_result","description":"Returns a result that faults while it is encoded: shows supervisor containment (JSON-RPC -32603).","inputSchema":` + noArgsSchema + `,"annotations":{"openWorldHint":false}}` +
@@ -283,6 +289,14 @@ func TestUsage(t *testing.T) {
 		{"unknown flag", []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"stray argument", []string{"serve"}, 2, "unexpected arguments"},
 		{"bad path", []string{"-path", "mcp"}, 2, "must start with /"},
+		{"negative state TTL", []string{"-state-ttl", "-1s"}, 2, "-state-ttl -1s must not be negative"},
+		{"missing key file", []string{"-state-key-file", "/nonexistent/keys"}, 2, "-state-key-file: open /nonexistent/keys: no such file or directory"},
+		{"short key", []string{"-state-key-file", keyFile(t, "# ring\n"+b64(32)+"\n\n"+b64(16)+"\n")}, 2, "the key on line 4 is 16 bytes; each key must be 32 bytes (AES-256)"},
+		{"long key", []string{"-state-key-file", keyFile(t, b64(33))}, 2, "the key on line 1 is 33 bytes"},
+		{"not base64", []string{"-state-key-file", keyFile(t, "not a key!\n")}, 2, "line 1 is not standard base64"},
+		{"unpadded base64", []string{"-state-key-file", keyFile(t, strings.TrimRight(b64(32), "="))}, 2, "line 1 is not standard base64"},
+		{"no key", []string{"-state-key-file", keyFile(t, "# only a comment\n\n")}, 2, "no key in the file"},
+		{"same key twice", []string{"-state-key-file", keyFile(t, b64(32)+"\n"+b64(32)+"\n")}, 2, "line 2 repeats the key of line 1"},
 		{"help", []string{"-h"}, 0, "Usage of wymcp"},
 	}
 	for _, tt := range tests {
@@ -301,4 +315,42 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// b64 is the base64 of n bytes counting up: a key of n bytes.
+func b64(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// keyFile writes content to a file of the test and returns its path.
+func keyFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state-keys")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// syncBuffer is a buffer safe for concurrent writers: a logger's, a child
+// process's stderr.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -18,6 +18,11 @@
 //     which would otherwise only wait (the hand-off to another goroutine cost
 //     two context switches per call and most of the tail under load); their
 //     guardian carries the same containment strategy as the supervisor.
+//   - A tools/call may be one round of a multi-round-trip call (SEP-2322,
+//     rounds.go): the method opens a retry's sealed requestState before the
+//     tool runs, and answers a tool that asks the client for input with an
+//     input_required result and a new state. Between rounds nothing is kept:
+//     any server holding the key ring serves the next round.
 //   - The tool's deadline has one owner, here: Ask bounds the tool's context
 //     by it (toolContext, which makes no timer unless the tool waits on
 //     Done), and one watchdog goroutine answers for a tool that ignores it,

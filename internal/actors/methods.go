@@ -11,6 +11,7 @@ import (
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/reqstate"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
@@ -20,6 +21,8 @@ import (
 // server/discover result and every tools/list page as encoded bytes, and the
 // result _meta every tools/call answer carries. The request path only reads.
 type tables struct {
+	// states seals and opens the requestState of multi-round-trip calls.
+	states         *reqstate.Ring
 	serverInfo     wire.RawJSON
 	serverMeta     wire.RawJSON
 	discoverResult []byte
@@ -57,7 +60,11 @@ func precompute(cfg *config.Server) (*tables, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
-	t := &tables{serverInfo: info, serverMeta: meta}
+	states, err := reqstate.NewRing(cfg.StateKeys, cfg.StateTTL)
+	if err != nil {
+		return nil, fmt.Errorf("wymcp: the requestState key ring: %w", err)
+	}
+	t := &tables{states: states, serverInfo: info, serverMeta: meta}
 	// server/discover names no tool and depends on nothing about the
 	// caller, so every client may share it, whatever the authorization.
 	t.discoverResult, err = wire.Marshal(wire.DiscoverResult{
@@ -190,9 +197,19 @@ func (t *tables) callTool(c *Call) Reply {
 	if req.Arguments != nil && req.Arguments[0] != '{' {
 		return Reply{Err: errArguments}
 	}
+	prev, perr := t.openRound(c)
+	if perr != nil {
+		return Reply{Err: perr}
+	}
 	out := c.Tool.Call(c.Ctx, req.Arguments)
 	if out.Fault != nil && c.Op != nil {
 		c.Op.Fault(context.WithoutCancel(c.Ctx), "tool", out.Fault.Value, out.Fault.Stack)
+	}
+	switch out.Kind {
+	case tools.OutcomeInputRequired:
+		return t.inputRequired(c, prev, out)
+	case tools.OutcomeBadInputResponse:
+		return Reply{Err: wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+out.BadInput)}
 	}
 	return t.callResult(out)
 }

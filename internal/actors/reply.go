@@ -13,6 +13,9 @@ type Reply struct {
 	Err *wire.Error
 	// ToolError marks a tools/call result whose isError is true.
 	ToolError bool
+	// InputRequired marks a tools/call answered with an input_required
+	// result: the call goes on in a retry (SEP-2322).
+	InputRequired bool
 }
 
 // Code returns the reply's JSON-RPC error code, 0 for a result.

@@ -26,6 +26,7 @@ func newTestSystem(t *testing.T) *System {
 	s, err := New(&config.Server{
 		Info: protocol.Implementation{Name: "t", Version: "1"}, Tools: set, PageSize: 100,
 		CacheTTL: time.Minute, Logger: slog.New(slog.DiscardHandler), Workers: 2,
+		StateKeys: [][]byte{make([]byte, 32)}, StateTTL: time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

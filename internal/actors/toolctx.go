@@ -5,6 +5,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/roundctx"
+	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // toolContext is the context a tool runs under: the request's context
@@ -23,6 +27,12 @@ import (
 type toolContext struct {
 	parent   context.Context
 	deadline time.Time
+	// req and round serve the call's multi-round-trip Round under the keys
+	// of internal/roundctx, without a context.WithValue: the Round is made
+	// on the first ask for it, from req, since most tools never ask; a retry
+	// sets it up front (setRound).
+	req   *wire.Request
+	round atomic.Pointer[tools.Round]
 
 	mu       sync.Mutex // serializes building the timer context
 	timed    atomic.Pointer[timedContext]
@@ -68,15 +78,36 @@ func (c *toolContext) Err() error {
 	return c.materialize().Err()
 }
 
-// Value implements context.Context. Once the timer context exists it
-// answers, so that context.Cause and the children a tool derives find the
-// cancelCtx that really closes Done.
+// Value implements context.Context. The call's Round is answered here.
+// Otherwise, once the timer context exists it answers, so that
+// context.Cause and the children a tool derives find the cancelCtx that
+// really closes Done.
 func (c *toolContext) Value(key any) any {
+	switch key.(type) {
+	case roundctx.Key:
+		return c.roundFor(true)
+	case roundctx.Made:
+		return c.roundFor(false)
+	}
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Value(key)
 	}
 	return c.parent.Value(key)
 }
+
+// roundFor returns the call's Round, making it if create is set and there
+// is none yet (nil otherwise). Handler goroutines may race to make it: one
+// wins, and all get the winner's.
+func (c *toolContext) roundFor(create bool) *tools.Round {
+	if r := c.round.Load(); r != nil || !create || c.req == nil {
+		return r
+	}
+	c.round.CompareAndSwap(nil, &tools.Round{Capabilities: c.req.Meta.ClientCapabilities})
+	return c.round.Load()
+}
+
+// setRound installs r, the Round of a retry, before the tool runs.
+func (c *toolContext) setRound(r *tools.Round) { c.round.Store(r) }
 
 // String names the context in panics and logs.
 func (c *toolContext) String() string { return "wymcp.toolContext" }

@@ -53,6 +53,11 @@ type Server struct {
 	// read when telemetry starts and followed if an SDK is installed later.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// StateKeys seal the requestState of multi-round-trip calls: 32-byte
+	// keys, newest first, never empty (a random key when none was given).
+	StateKeys [][]byte
+	// StateTTL is how long a requestState stays valid (> 0).
+	StateTTL time.Duration
 	// Logger receives contained faults and the actor system's warnings.
 	Logger *slog.Logger
 	// Workers is the pool size of each precomputed method.

@@ -410,3 +410,77 @@ func CompactJSON(t testing.TB, s string) string {
 	}
 	return b.String()
 }
+
+// WithCapabilities returns a copy of r whose _meta declares the client
+// capabilities caps (a JSON object) in place of Meta's {}.
+func (r RPC) WithCapabilities(caps string) RPC {
+	r.Body = strings.Replace(r.Body, `"io.modelcontextprotocol/clientCapabilities":{}`,
+		`"io.modelcontextprotocol/clientCapabilities":`+caps, 1)
+	return r
+}
+
+// WithParams returns a copy of r with members (raw JSON members, such as
+// `"inputResponses":{…},"requestState":"…"`) added to its params.
+func (r RPC) WithParams(members string) RPC {
+	r.Body = strings.Replace(r.Body, `"_meta":`, members+`,"_meta":`, 1)
+	return r
+}
+
+// Retry returns a copy of r as a multi-round-trip retry (SEP-2322): its
+// params carry inputResponses (a JSON object; "" for none) and the echoed
+// requestState ("" for none).
+func (r RPC) Retry(inputResponses, requestState string) RPC {
+	var members []string
+	if inputResponses != "" {
+		members = append(members, `"inputResponses":`+inputResponses)
+	}
+	if requestState != "" {
+		members = append(members, `"requestState":`+Quote(requestState))
+	}
+	if len(members) == 0 {
+		return r
+	}
+	return r.WithParams(strings.Join(members, ","))
+}
+
+// ExpectInputRequired asserts a 200 JSON input_required result (SEP-2322)
+// with the id, the endpoint's serverInfo in _meta, a requestState string and
+// an inputRequests object, and returns the input requests by key and the
+// state.
+func (rep Reply) ExpectInputRequired(t testing.TB, id string) (map[string]InputRequest, string) {
+	t.Helper()
+	if rep.Status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", rep.Status, rep.Raw)
+	}
+	if rep.Msg.Error != nil || rep.Msg.Result == nil {
+		t.Fatalf("want a result: %s", rep.Raw)
+	}
+	if got := string(rep.Msg.ID); got != id {
+		t.Errorf("id = %s, want %s", got, id)
+	}
+	var res struct {
+		ResultType    string                  `json:"resultType"`
+		InputRequests map[string]InputRequest `json:"inputRequests"`
+		RequestState  *string                 `json:"requestState"`
+		Meta          map[string]struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(rep.Msg.Result, &res); err != nil {
+		t.Fatalf("result: %v: %s", err, rep.Raw)
+	}
+	if res.ResultType != "input_required" || res.InputRequests == nil || res.RequestState == nil || *res.RequestState == "" {
+		t.Fatalf("want resultType input_required with inputRequests and requestState: %s", rep.Raw)
+	}
+	if info := res.Meta["io.modelcontextprotocol/serverInfo"]; info.Name != rep.Info.Name || info.Version != rep.Info.Version {
+		t.Errorf("_meta serverInfo = %+v, want %s %s", info, rep.Info.Name, rep.Info.Version)
+	}
+	return res.InputRequests, *res.RequestState
+}
+
+// InputRequest is an entry of an input_required result's inputRequests.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}

@@ -35,6 +35,8 @@ type Op struct {
 	netVersion string
 	timed      bool
 	start      time.Time
+	// inputRequired: the answer is an input_required result.
+	inputRequired bool
 
 	mu    sync.Mutex
 	ended bool
@@ -69,6 +71,29 @@ func (op *Op) SetUnknownTool(name string) {
 			attribute.String(keyOperationName, "execute_tool"))
 	}
 }
+
+// SetCall names the multi-round-trip call (SEP-2322) this message is a
+// round of: wymcp.call.id, the random id the call's requestState carries
+// sealed from its first round (never the state itself, which is the
+// client's to hold), and wymcp.call.round, 1 for the first round. Every
+// round of one call is its own span; the id joins them. The method calls it,
+// possibly on another goroutine than the request's: it only sets span
+// attributes, which the span serializes (and ignores once it has ended).
+func (op *Op) SetCall(id string, round int) {
+	if op.span.IsRecording() {
+		op.span.SetAttributes(
+			attribute.String(keyCallID, truncate(id)),
+			attribute.Int(keyCallRound, round))
+	}
+}
+
+// InputRequired records that the answer is an input_required result:
+// wymcp.result.type="input_required" on the span and on
+// mcp.server.operation.duration. Such a round did not fail — the call goes
+// on in the client's retry — so it sets no error.type and leaves the span
+// status unset; the attribute keeps its durations apart from those of
+// completed calls. Call it on the request goroutine, before End.
+func (op *Op) InputRequired() { op.inputRequired = true }
 
 // Reject records a rejection on the span and the rejections counter:
 // stage names the request-path stage that answered (DESIGN §3).
@@ -142,6 +167,9 @@ func (op *Op) End(ctx context.Context, code wire.Code, toolError bool) {
 		if code != 0 {
 			op.span.SetAttributes(attribute.String(keyRPCStatusCode, errType))
 		}
+		if op.inputRequired {
+			op.span.SetAttributes(attribute.String(keyResultType, resultInputRequired))
+		}
 		if errType != "" {
 			op.span.SetAttributes(attribute.String(keyErrorType, errType))
 			op.span.SetStatus(codes.Error, status)
@@ -153,7 +181,7 @@ func (op *Op) End(ctx context.Context, code wire.Code, toolError bool) {
 		return
 	}
 	elapsed := time.Since(op.start).Seconds()
-	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs,
 		attribute.String(keyMethodName, spanMethod(op.method)),
 		attribute.String(keyNetTransport, "tcp"),
@@ -180,6 +208,9 @@ func (op *Op) End(ctx context.Context, code wire.Code, toolError bool) {
 	}
 	if code != 0 {
 		attrs = append(attrs, attribute.String(keyRPCStatusCode, errType))
+	}
+	if op.inputRequired {
+		attrs = append(attrs, attribute.String(keyResultType, resultInputRequired))
 	}
 	op.o.duration.Record(ctx, elapsed, metric.WithAttributes(attrs...))
 }

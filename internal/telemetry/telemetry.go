@@ -219,7 +219,15 @@ const (
 	keyContainment     = "wymcp.containment"
 	keyEnduserID       = "enduser.id"
 	keyAuthRefusal     = "wymcp.auth.refusal"
+	keyCallID          = "wymcp.call.id"
+	keyCallRound       = "wymcp.call.round"
+	keyResultType      = "wymcp.result.type"
 )
+
+// resultInputRequired is wymcp.result.type's one value: plain results,
+// complete, carry no attribute, so ordinary calls cost and record what
+// they did before multi-round-trip calls existed.
+const resultInputRequired = "input_required"
 
 func protoVersion(r *http.Request) string {
 	switch r.ProtoMajor {

@@ -9,5 +9,7 @@
 // recorded first, DESIGN §7), a reply by writeAnswer, a tools/call's answer,
 // its progress notifications and a late answer for a stubborn tool through
 // its responder, which serializes them. So the ladder reads top-down in
-// Handler.ServeHTTP and every answer has one shape.
+// Handler.ServeHTTP and every answer has one shape. A method's reply is
+// answered 200, but for -32021, which the spec pins to 400 wherever it
+// arises (replyStatus).
 package transport

@@ -168,7 +168,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// Stage 8: the send; after it only telemetry runs.
-		h.writeAnswer(w, replyEnvelope(id, reply))
+		h.writeAnswer(w, replyStatus(reply), replyEnvelope(id, reply))
 		op.End(r.Context(), reply.Code(), reply.ToolError)
 		return
 	}
@@ -210,6 +210,9 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	// Stage 8: the send; after it only telemetry runs.
 	resp.answer(reply)
+	if reply.InputRequired {
+		op.InputRequired()
+	}
 	op.End(r.Context(), reply.Code(), reply.ToolError)
 }
 
@@ -236,16 +239,30 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 }
 
-// writeAnswer writes e as a 200 JSON answer. One that fits net/http's
-// buffer (chunkingThreshold) goes into it whole and cannot block here (the
-// flush happens after the handler has let go of its place); a larger one is
-// written under the write deadline.
-func (h *Handler) writeAnswer(w http.ResponseWriter, e envelope) {
+// writeAnswer writes e as a JSON answer with status. One that fits
+// net/http's buffer (chunkingThreshold) goes into it whole and cannot block
+// here (the flush happens after the handler has let go of its place); a
+// larger one is written under the write deadline.
+func (h *Handler) writeAnswer(w http.ResponseWriter, status int, e envelope) {
 	if e.len() < chunkingThreshold {
-		h.writeJSON(w, http.StatusOK, e)
+		h.writeJSON(w, status, e)
 		return
 	}
-	h.bounded(w, func() { h.writeJSON(w, http.StatusOK, e) })
+	h.bounded(w, func() { h.writeJSON(w, status, e) })
+}
+
+// replyStatus is the HTTP status of a method's reply: 200, so that a client
+// that treats every other status as a transport failure still reads the id
+// (DESIGN §5), except -32021, which the spec pins to 400 wherever it arises
+// (schema MissingRequiredClientCapabilityError: "the response status code
+// MUST be 400") — a multi-round-trip call that asks for input the client
+// did not declare it can give is refused by its method. On an SSE stream
+// the status has gone with the stream's start, and the error travels in it.
+func replyStatus(r actors.Reply) int {
+	if r.Err != nil && r.Err.Code == wire.CodeMissingRequiredClientCapability {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // bounded runs write under the write deadline, then lifts it: the

@@ -48,7 +48,7 @@ func (p *responder) answer(r actors.Reply) {
 		p.stream.answer(e)
 		return
 	}
-	p.h.writeAnswer(p.w, e)
+	p.h.writeAnswer(p.w, replyStatus(r), e)
 }
 
 var _ actors.LateWriter = (*responder)(nil)

@@ -13,11 +13,14 @@ import (
 //
 // Parse allocates one fields per request, so its layout is chosen for the
 // garbage collector. It holds one reference, to the body, and every member
-// as a pair of 32-bit offsets into it: 208 bytes in all (the 208-byte size
-// class) where a slice header per member took 552 (the 576-byte class). And
+// as a pair of 32-bit offsets into it: 224 bytes in all (the 224-byte size
+// class) where a slice header per member took 600 (the 640-byte class). And
 // body comes first, so the only pointer is the first word: the collector
-// stops scanning a fields there, rather than reading 22 slice headers that
-// all point into the same body.
+// stops scanning a fields there, rather than reading 24 slice headers that
+// all point into the same body. (The two multi-round-trip members,
+// inputResponses and requestState, took it from the 208-byte class to the
+// 224-byte one: BenchmarkParse/typical measured no difference past the
+// noise, one allocation either way.)
 //
 // One strict lexer (lex.go) does the whole pass: duplicate names (compared
 // after unescaping), invalid UTF-8, lone surrogates, nesting past MaxDepth
@@ -31,8 +34,10 @@ type fields struct {
 
 	// The top level.
 	jsonrpc, id, method, params, result, error span
-	// The members of params, when it is an object.
+	// The members of params, when it is an object. inputResponses and
+	// requestState are a multi-round-trip retry's (SEP-2322).
 	meta, name, uri, arguments, cursor, legacyVersion span
+	inputResponses, requestState                      span
 	// The members of params._meta, when it is an object.
 	m wireMeta
 	// The members of _meta's clientInfo, when it is an object.

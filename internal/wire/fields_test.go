@@ -6,12 +6,12 @@ import (
 	"unsafe"
 )
 
-// TestFieldsLayout: fields stays in the 208-byte size class, and its only
+// TestFieldsLayout: fields stays in the 224-byte size class, and its only
 // pointer is body, its first word, so the collector scans one word of it.
 func TestFieldsLayout(t *testing.T) {
 	t.Parallel()
-	if size := unsafe.Sizeof(fields{}); size > 208 {
-		t.Errorf("fields is %d bytes, want at most 208", size)
+	if size := unsafe.Sizeof(fields{}); size > 224 {
+		t.Errorf("fields is %d bytes, want at most 224", size)
 	}
 	if size := unsafe.Sizeof(span{}); size != 8 {
 		t.Errorf("span is %d bytes, want 8", size)
@@ -124,6 +124,32 @@ func TestNameBytes(t *testing.T) {
 	for _, raw := range []string{`"e\u0063ho"`, `42`, `"`, `"echo`, ``} {
 		if got, ok := (&Request{Name: RawJSON(raw)}).NameBytes(); ok {
 			t.Errorf("NameBytes(%s) = %q, true; want false", raw, got)
+		}
+	}
+}
+
+// TestHasCapability: a capability is declared when it is a member of the
+// clientCapabilities object (names compared by meaning) whose value is an
+// object. (Looking allocates nothing: strictjson's TestMember.)
+func TestHasCapability(t *testing.T) {
+	cases := []struct {
+		caps, name string
+		want       bool
+	}{
+		{`{"sampling":{}}`, "sampling", true},
+		{`{"roots":{"listChanged":true},"elicitation":{"form":{}}}`, "elicitation", true},
+		{`{"\u0073ampling":{}}`, "sampling", true},
+		{`{"sampling":true}`, "sampling", false},
+		{`{"sampling":null}`, "sampling", false},
+		{`{"experimental":{"sampling":{}}}`, "sampling", false},
+		{`{}`, "sampling", false},
+		{``, "sampling", false},
+		{`[]`, "sampling", false},
+	}
+	for _, tc := range cases {
+		m := RequestMeta{ClientCapabilities: RawJSON(tc.caps)}
+		if got := m.HasCapability(tc.name); got != tc.want {
+			t.Errorf("%s has %s: %v, want %v", tc.caps, tc.name, got, tc.want)
 		}
 	}
 }

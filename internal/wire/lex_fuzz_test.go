@@ -20,6 +20,7 @@ var slots = []string{
 	`%s`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":%s}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":%s,"requestState":"s"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":%s}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":%s}}}`,
 	`{"jsonrpc":"2.0","unknown":[%s],"id":1,"method":"m"}`,
@@ -119,6 +120,7 @@ func named(f *oracleFields) []struct {
 		{"jsonrpc", f.jsonrpc}, {"id", f.id}, {"method", f.method}, {"params", f.params},
 		{"result", f.result}, {"error", f.error}, {"_meta", f.meta}, {"name", f.name},
 		{"uri", f.uri}, {"arguments", f.arguments}, {"cursor", f.cursor}, {"protocolVersion", f.legacyVersion},
+		{"inputResponses", f.inputResponses}, {"requestState", f.requestState},
 		{MetaProtocolVersion, f.m.ProtocolVersion}, {MetaClientCapabilities, f.m.ClientCapabilities},
 		{MetaClientInfo, f.m.ClientInfo}, {MetaLogLevel, f.m.LogLevel}, {"progressToken", f.m.ProgressToken},
 		{"traceparent", f.m.Traceparent}, {"tracestate", f.m.Tracestate}, {"baggage", f.m.Baggage},
@@ -164,7 +166,8 @@ func diffReference(f *oracleFields, body []byte) string {
 		return d
 	}
 	if d := compare(params, map[string]RawJSON{"_meta": f.meta, "name": f.name, "uri": f.uri,
-		"arguments": f.arguments, "cursor": f.cursor, "protocolVersion": f.legacyVersion}); d != "" {
+		"arguments": f.arguments, "cursor": f.cursor, "protocolVersion": f.legacyVersion,
+		"inputResponses": f.inputResponses, "requestState": f.requestState}); d != "" {
 		return d
 	}
 	meta, d := level(params["_meta"], f.metaObject)

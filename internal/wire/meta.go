@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/wymcp/wymcp/protocol"
+import (
+	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/protocol"
+)
 
 // The reserved `_meta` keys of a 2026-07-28 request (MCP 2026-07-28, basic/index.mdx: _meta).
 const (
@@ -31,14 +34,14 @@ type RequestMeta struct {
 }
 
 // HasCapability reports whether the client declared the top-level
-// capability name (e.g. "sampling") in this request's clientCapabilities.
+// capability name (e.g. "sampling") as an object in this request's
+// clientCapabilities. It walks the object rather than decoding it into a
+// map: the up-front check of a tool's required capabilities and the check
+// of what a multi-round-trip call asks for run it per request, and the map
+// cost 7 allocations each time.
 func (m *RequestMeta) HasCapability(name string) bool {
-	var caps map[string]RawJSON
-	if err := Unmarshal(m.ClientCapabilities, &caps); err != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && kindOf(v) == '{'
+	v, _ := strictjson.Member(m.ClientCapabilities, name)
+	return kindOf(v) == '{'
 }
 
 // logLevels are the LoggingLevel values of the schema (RFC 5424 names),

@@ -26,6 +26,7 @@ type oracleFields struct {
 	// Set when params is an object.
 	paramsObject                                      bool
 	meta, name, uri, arguments, cursor, legacyVersion RawJSON
+	inputResponses, requestState                      RawJSON
 
 	// Set when params._meta is an object.
 	metaObject bool
@@ -56,6 +57,7 @@ func expand(f *fields) *oracleFields {
 	o.paramsObject = f.paramsObject
 	o.meta, o.name, o.uri = f.raw(f.meta), f.raw(f.name), f.raw(f.uri)
 	o.arguments, o.cursor, o.legacyVersion = f.raw(f.arguments), f.raw(f.cursor), f.raw(f.legacyVersion)
+	o.inputResponses, o.requestState = f.raw(f.inputResponses), f.raw(f.requestState)
 	o.metaObject = f.metaObject
 	w := &f.m
 	o.m.ProtocolVersion, o.m.ClientCapabilities = f.raw(w.ProtocolVersion), f.raw(w.ClientCapabilities)
@@ -138,6 +140,10 @@ func (s *oracle) paramsObject(f *oracleFields) error {
 			return s.value(&f.cursor)
 		case "protocolVersion":
 			return s.value(&f.legacyVersion)
+		case "inputResponses":
+			return s.value(&f.inputResponses)
+		case "requestState":
+			return s.value(&f.requestState)
 		}
 		return s.dec.SkipValue()
 	})

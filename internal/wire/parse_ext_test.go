@@ -199,3 +199,37 @@ func TestAppendErrorObject(t *testing.T) {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestParseRequestRetry: a multi-round-trip retry's inputResponses and
+// requestState are read in the same pass as the other params members, kept
+// as they were sent (their shape is the method's to judge), and absent on
+// an ordinary request.
+func TestParseRequestRetry(t *testing.T) {
+	t.Parallel()
+	req := request(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{},`+
+		`"inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},"requestState":"AbC-_1",`+meta+`}}`)
+	if got := string(req.InputResponses); got != `{"user_name":{"action":"accept","content":{"name":"Alice"}}}` {
+		t.Errorf("InputResponses = %s", got)
+	}
+	if got, ok := req.RequestStateString(); !ok || got != "AbC-_1" {
+		t.Errorf("RequestState = %q, %v", got, ok)
+	}
+	for _, params := range []string{`"inputResponses":null,"requestState":7`, `"inputResponses":[1],"requestState":{"a":1}`} {
+		req := request(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x",`+params+`,`+meta+`}}`)
+		if req.InputResponses == nil || req.RequestState == nil {
+			t.Errorf("%s: a present member of any shape must be kept", params)
+		}
+		if _, ok := req.RequestStateString(); ok {
+			t.Errorf("%s: requestState is not a string", params)
+		}
+	}
+	plain := request(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",`+meta+`}}`)
+	if plain.InputResponses != nil || plain.RequestState != nil {
+		t.Errorf("absent members read as %q %q", plain.InputResponses, plain.RequestState)
+	}
+	// An escaped name means the same member.
+	esc := request(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","request\u0053tate":"s",`+meta+`}}`)
+	if got, _ := esc.RequestStateString(); got != "s" {
+		t.Errorf("escaped name: %q", got)
+	}
+}

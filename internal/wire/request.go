@@ -26,6 +26,14 @@ type Request struct {
 	Arguments RawJSON
 	// Cursor is params.cursor as sent (tools/list); nil when absent.
 	Cursor RawJSON
+	// InputResponses is params.inputResponses as sent: a multi-round-trip
+	// retry's answers to the input requests of the previous round (SEP-2322);
+	// nil when absent.
+	InputResponses RawJSON
+	// RequestState is params.requestState as sent: the opaque state the
+	// previous round's input_required result carried, echoed by the client
+	// (SEP-2322); nil when absent.
+	RequestState RawJSON
 }
 
 // NameString returns params.name when it is a JSON string.
@@ -39,6 +47,9 @@ func (r *Request) NameBytes() ([]byte, bool) { return plainString(r.Name) }
 
 // CursorString returns params.cursor when it is a JSON string.
 func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
+
+// RequestStateString returns params.requestState when it is a JSON string.
+func (r *Request) RequestStateString() (string, bool) { return unquote(r.RequestState) }
 
 // ParseRequest reads a request's params (DESIGN §3 stage 5, body side).
 //
@@ -81,5 +92,8 @@ func ParseRequest(m Message) (*Request, *Error) {
 		URI:       f.raw(f.uri),
 		Arguments: f.raw(f.arguments),
 		Cursor:    f.raw(f.cursor),
+
+		InputResponses: f.raw(f.inputResponses),
+		RequestState:   f.raw(f.requestState),
 	}, nil
 }

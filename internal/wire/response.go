@@ -96,3 +96,47 @@ func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) 
 	dst = append(dst, meta...)
 	return append(dst, '}'), nil
 }
+
+// InputRequest is one entry of an InputRequiredResult's inputRequests: the
+// server-to-client request (elicitation/create, sampling/createMessage or
+// roots/list) the client must fulfil before it retries, under the key the
+// retry's inputResponses answers it by (SEP-2322).
+type InputRequest struct {
+	Key    string
+	Method string
+	// Params is the request's params object, already encoded.
+	Params RawJSON
+}
+
+// AppendInputRequiredResult appends a tools/call InputRequiredResult to
+// dst: the input requests in their order, the sealed requestState the
+// client must echo, and the _meta every result carries (SEP-2322; spec
+// basic/patterns/mrtr: at least one of inputRequests and requestState, and
+// wymcp always sends both). Keys and the state are quoted here; params are
+// written as they are.
+func AppendInputRequiredResult(dst []byte, requests []InputRequest, state string, meta RawJSON) ([]byte, error) {
+	dst = append(dst, `{"resultType":"input_required","inputRequests":{`...)
+	var err error
+	for i, r := range requests {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = jsontext.AppendQuote(dst, r.Key); err != nil {
+			return nil, err
+		}
+		dst = append(dst, `:{"method":`...)
+		if dst, err = jsontext.AppendQuote(dst, r.Method); err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, r.Params...)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `},"requestState":`...)
+	if dst, err = jsontext.AppendQuote(dst, state); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"_meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, '}'), nil
+}

@@ -68,3 +68,31 @@ func TestAppendCallToolResult(t *testing.T) {
 		t.Errorf("invalid UTF-8 text encoded without error")
 	}
 }
+
+// TestAppendInputRequiredResult: the input_required result is valid JSON
+// with the requests keyed in order, the state and the _meta, whatever the
+// keys hold.
+func TestAppendInputRequiredResult(t *testing.T) {
+	t.Parallel()
+	meta := wire.RawJSON(`{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
+	reqs := []wire.InputRequest{
+		{Key: "user_name", Method: "elicitation/create", Params: wire.RawJSON(`{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)},
+		{Key: "quote\"and\\slash é", Method: "roots/list", Params: wire.RawJSON(`{}`)},
+	}
+	got, err := wire.AppendInputRequiredResult(nil, reqs, "state-AbC_-9", meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"resultType":"input_required","inputRequests":{"user_name":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}},` +
+		`"quote\"and\\slash é":{"method":"roots/list","params":{}}},"requestState":"state-AbC_-9","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatalf("invalid JSON: %v", err)
+	}
+	if _, err := wire.AppendInputRequiredResult(nil, []wire.InputRequest{{Key: "\xff", Method: "roots/list", Params: wire.RawJSON(`{}`)}}, "s", meta); err == nil {
+		t.Error("a key that is not UTF-8 must fail the encoding")
+	}
+}

@@ -2,9 +2,14 @@ package wire
 
 import "github.com/wymcp/wymcp/protocol"
 
-// ResultTypeComplete marks every ordinary result (2026-07-28 requires a
-// resultType on every result; "input_required" is the other value).
-const ResultTypeComplete = "complete"
+// The resultType of a 2026-07-28 result, which every result carries.
+const (
+	// ResultTypeComplete marks every ordinary result.
+	ResultTypeComplete = "complete"
+	// ResultTypeInputRequired marks an InputRequiredResult: the server needs
+	// the client's input before it can complete the request (SEP-2322).
+	ResultTypeInputRequired = "input_required"
+)
 
 // Cache scopes of SEP-2549.
 const (

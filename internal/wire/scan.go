@@ -84,6 +84,10 @@ func (s *scanner) paramsObject(f *fields) error {
 			return s.value(&f.cursor)
 		case "protocolVersion":
 			return s.value(&f.legacyVersion)
+		case "inputResponses":
+			return s.value(&f.inputResponses)
+		case "requestState":
+			return s.value(&f.requestState)
 		}
 		return s.lex.Skip()
 	})
