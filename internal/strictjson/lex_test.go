@@ -163,10 +163,11 @@ func TestNameIndexEmptied(t *testing.T) {
 		l.Reset([]byte(body))
 		_ = l.Skip()
 		l.Release()
-		if l.index.used != 0 {
-			t.Fatalf("%d names left in the index after %.40q", l.index.used, body)
+		x := &l.b.index
+		if x.used != 0 {
+			t.Fatalf("%d names left in the index after %.40q", x.used, body)
 		}
-		for _, s := range l.index.slots {
+		for _, s := range x.slots {
 			if s.name != 0 {
 				t.Fatalf("slot left in the index after %.40q", body)
 			}

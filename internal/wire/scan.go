@@ -139,11 +139,12 @@ func (s *scanner) metaObject(f *fields) error {
 // lexer before the member's value; member must read or skip that value.
 // The lexer has already refused a duplicate name.
 func (s *scanner) object(member func(name []byte) error) error {
-	if err := s.lex.OpenObject(); err != nil {
+	var o strictjson.Object
+	if err := s.lex.OpenObject(&o, nil); err != nil {
 		return err
 	}
 	for {
-		name, ok, err := s.lex.Member()
+		name, ok, err := s.lex.Member(&o)
 		if !ok {
 			return err
 		}
