@@ -35,8 +35,9 @@ var ErrSyntax = errors.New("protocol: JSON syntax error")
 type Lexer struct {
 	data []byte
 	pos  int // the next byte to read
-	// depth is the number of open containers, those Skip opened and those
-	// the caller did; every opening checks it against MaxDepth.
+	// depth is the number of open containers the caller opened; with those
+	// Skip opened (the length of stack), every opening checks it against
+	// MaxDepth.
 	depth int
 
 	// stack has one byte per container Skip opened, '{' or '['.
@@ -183,14 +184,20 @@ func (l *Lexer) Skip() error {
 // the stack, a closing pops, and the loop reads values until the container
 // it started in is closed again.
 func (l *Lexer) skipFrom(i int) int {
-	base := len(l.stack)
+	if l.b == nil {
+		// A container pushes on the buffers; a scalar needs none.
+		if _, c := l.next(i); c == '{' || c == '[' {
+			l.take()
+		}
+	}
+	base, limit := len(l.stack), MaxDepth-l.depth
 	for {
 		// A value starts here.
 		var c byte
 		i, c = l.next(i)
 		switch c {
 		case '{':
-			if !l.open('{') {
+			if !l.open('{', limit) {
 				return -1
 			}
 			if i, c = l.next(i + 1); c != '}' {
@@ -202,7 +209,7 @@ func (l *Lexer) skipFrom(i int) int {
 			l.close('}')
 			i++
 		case '[':
-			if !l.open('[') {
+			if !l.open('[', limit) {
 				return -1
 			}
 			if i, c = l.next(i + 1); c != ']' {
@@ -246,13 +253,14 @@ func (l *Lexer) skipFrom(i int) int {
 }
 
 // open pushes a container Skip reads, '{' or '[', refusing the level past
-// MaxDepth (see deeper).
-func (l *Lexer) open(kind byte) bool {
-	if !l.deeper() {
+// MaxDepth: the body's outermost container is level 1, as jsontext counts,
+// so MaxDepth levels are read and one more is an error; limit is how many
+// of them the containers the caller opened leave to Skip. It is kept small
+// enough to be inlined into skipFrom's loop, which has taken the buffers it
+// pushes on.
+func (l *Lexer) open(kind byte, limit int) bool {
+	if len(l.stack) >= limit {
 		return false
-	}
-	if l.b == nil {
-		l.take()
 	}
 	l.stack = append(l.stack, kind)
 	if kind == '{' {
@@ -262,11 +270,10 @@ func (l *Lexer) open(kind byte) bool {
 	return true
 }
 
-// deeper counts one more open container, or reports false if it would be
-// past MaxDepth: the body's outermost container is level 1, as jsontext
-// counts, so MaxDepth levels are read and one more is an error.
+// deeper counts one more container the caller opened, or reports false if
+// it would be past MaxDepth (see open).
 func (l *Lexer) deeper() bool {
-	if l.depth >= MaxDepth {
+	if l.depth+len(l.stack) >= MaxDepth {
 		return false
 	}
 	l.depth++
@@ -294,7 +301,6 @@ func (l *Lexer) close(c byte) bool {
 		}
 	}
 	l.stack = l.stack[:n-1]
-	l.depth--
 	return true
 }
 
