@@ -13,8 +13,9 @@ import "github.com/wymcp/wymcp/internal/strictjson"
 // escapes, duplicate names, number grammar, depth); the walk below decides
 // only whether each value it reads conforms to its schema node.
 func (f *fastSchema) accept(raw []byte) bool {
-	// The Lexer lives on this stack: reading arguments whose names the
-	// schema knows needs no buffer, so most calls touch no pool.
+	// The Lexer lives on this stack: arguments whose objects have the
+	// names the schema knows, and few others, need no buffer, so most
+	// calls touch no pool.
 	var l strictjson.Lexer
 	l.Reset(raw)
 	ok := fastValue(&l, f.root, 0) && l.End() == nil

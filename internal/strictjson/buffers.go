@@ -6,9 +6,10 @@ import "sync"
 // — the containers Skip opened, the names read in open objects, unescaped
 // names, the index of wide objects — in slices it takes from a shared pool
 // the first time it needs any of them. Reading a value the caller walks
-// itself, whose object names are all in the Names given for them (the
-// tools fast path on typical arguments), needs none: such a Lexer lives on
-// the caller's stack and touches no pool at all.
+// itself needs none as long as each object's names are in the Names given
+// for it or few (an Object keeps a few others itself) and none is escaped:
+// the tools fast path on typical arguments. Such a Lexer lives on the
+// caller's stack and touches no pool at all.
 
 // buffers are the storage one Lexer takes from the pool.
 type buffers struct {

@@ -1,82 +1,14 @@
 package strictjson
 
 import (
-	"encoding/binary"
-	"fmt"
-	"slices"
+	"math"
 )
 
-// Objects and arrays the caller reads itself. OpenObject and OpenArray
-// return the state of the container, an Object or an Array, which the
-// caller holds in its own frame and hands back to Member or Element for
-// each member or element: the caller's recursion is the container stack,
-// and the Lexer keeps only the depth.
-
-// MaxNames is the most names a Names holds: an Object has a bit for each.
-const MaxNames = 64
-
-// Names are the member names an object is expected to have, such as the
-// properties of an object schema, set once and read by many Lexers at once.
-// Member finds the name of each member among them, so the caller learns
-// which one it is by its index rather than comparing it again; and the
-// Lexer refuses a repeated one with a bit of the Object instead of keeping
-// the name, so an object whose names are all in its Names needs no buffer.
-type Names struct {
-	list []string
-	// heads holds the first eight bytes of each name, little-endian and
-	// zero-padded, in the same order: most names are that short, and
-	// for them a lookup compares one word and a length per name, with no
-	// call.
-	heads []uint64
-}
-
-// NewNames returns the Names of list. It panics if list has more than
-// MaxNames names or has one twice: both are the caller's mistake.
-func NewNames(list ...string) *Names {
-	if len(list) > MaxNames {
-		panic(fmt.Sprintf("strictjson: %d names, more than MaxNames", len(list)))
-	}
-	n := &Names{list: list, heads: make([]uint64, len(list))}
-	for i, name := range list {
-		if slices.Index(list[:i], name) >= 0 {
-			panic(fmt.Sprintf("strictjson: name %q twice", name))
-		}
-		var b [8]byte
-		copy(b[:], name)
-		n.heads[i] = binary.LittleEndian.Uint64(b[:])
-	}
-	return n
-}
-
-// find returns the index of name in n, or -1.
-func (n *Names) find(name []byte) int {
-	h := head(name)
-	for i, w := range n.heads {
-		if w == h && len(n.list[i]) == len(name) && (len(name) <= 8 || n.list[i][8:] == string(name[8:])) {
-			return i
-		}
-	}
-	return -1
-}
-
-// head returns the first eight bytes of name as Names.heads holds them.
-// A name the Lexer returns is followed in its buffer by at least the
-// quote and colon after it, so eight bytes can usually be loaded at once
-// and masked to the name's length.
-func head(name []byte) uint64 {
-	n := len(name)
-	if n >= 8 {
-		return binary.LittleEndian.Uint64(name)
-	}
-	if cap(name) >= 8 {
-		return binary.LittleEndian.Uint64(name[:8]) & (1<<(8*n) - 1)
-	}
-	var w uint64
-	for i := n - 1; i >= 0; i-- {
-		w = w<<8 | uint64(name[i])
-	}
-	return w
-}
+// Objects and arrays the caller reads itself. OpenObject and OpenArray set
+// the state of the container, an Object or an Array, which the caller
+// holds in its own frame and hands to Member or Element for each member or
+// element: the caller's recursion is the container stack, and the Lexer
+// keeps only the depth.
 
 // Object is an object being read with Member, from OpenObject until Member
 // reads its '}'.
@@ -88,7 +20,20 @@ type Object struct {
 	// started is set once a member was read: the next needs a comma.
 	started bool
 	escaped bool // the last member's name had escapes
+	// The first names not in names (up to inlineNames of them, unescaped,
+	// in a body whose offsets fit 32 bits) are kept here rather than in
+	// the Lexer's buffers, so that a small map needs none either. Past
+	// them, spilled is set and they are in Lexer.names from frame.first.
+	spilled bool
+	n       uint8
+	inline  [inlineNames]inlineName
 }
+
+// inlineNames is how many names not in its Names an Object keeps itself.
+const inlineNames = 8
+
+// inlineName is a name an Object keeps: a range of the body, and its tag.
+type inlineName struct{ start, end, tag uint32 }
 
 // Index returns the index in the object's Names of the name the last
 // Member returned, or -1 if the name is not among them.
@@ -106,7 +51,11 @@ func (l *Lexer) OpenObject(o *Object, names *Names) error {
 		return ErrSyntax
 	}
 	l.pos++
-	*o = Object{frame: objectFrame{first: len(l.names), scratch: len(l.scratch)}, names: names, index: -1}
+	// Field by field: the inline names need no clearing, n says how many
+	// of them are in use.
+	o.frame = objectFrame{first: len(l.names), scratch: len(l.scratch)}
+	o.names, o.seen, o.index = names, 0, -1
+	o.started, o.escaped, o.spilled, o.n = false, false, false, 0
 	return nil
 }
 
@@ -153,7 +102,7 @@ func (l *Lexer) Member(o *Object) (name []byte, ok bool, err error) {
 			o.index = k
 		}
 	}
-	if o.index < 0 && !l.add(&o.frame, ref, name) {
+	if o.index < 0 && !l.addTo(o, ref, name) {
 		return nil, false, ErrSyntax
 	}
 	if i, c = l.next(end); c != ':' {
@@ -161,6 +110,42 @@ func (l *Lexer) Member(o *Object) (name []byte, ok bool, err error) {
 	}
 	l.pos = i + 1
 	return name, true, nil
+}
+
+// addTo records ref, which means name and is not among o's Names, as the
+// next name of o, or reports false if o has a member of that name already:
+// in o itself while it has room and the name is a plain range of the body,
+// in the Lexer's names (see add) from then on.
+func (l *Lexer) addTo(o *Object, ref nameRef, name []byte) bool {
+	if !o.spilled {
+		if o.n < inlineNames && !ref.escaped && uint64(ref.end) <= math.MaxUint32 {
+			tag := tagOf(name)
+			for _, r := range o.inline[:o.n] {
+				if r.tag == tag && string(l.data[r.start:r.end]) == string(name) {
+					return false
+				}
+			}
+			o.inline[o.n] = inlineName{start: uint32(ref.start), end: uint32(ref.end), tag: tag}
+			o.n++
+			return true
+		}
+		l.spill(o)
+	}
+	return l.add(&o.frame, ref, name)
+}
+
+// spill moves the names o keeps into the Lexer's names, which then keep
+// all of o's names. No name of an object inside o is left there (each went
+// when its object closed), so o's names start at the current end.
+func (l *Lexer) spill(o *Object) {
+	if l.b == nil {
+		l.take()
+	}
+	o.frame.first = len(l.names)
+	for _, r := range o.inline[:o.n] {
+		l.names = append(l.names, nameRef{start: int(r.start), end: int(r.end), tag: r.tag})
+	}
+	o.spilled = true
 }
 
 // Array is an array being read with Element, from OpenArray until Element

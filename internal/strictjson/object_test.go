@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,8 +118,15 @@ func TestNamesRefuseRepeats(t *testing.T) {
 		{`{"a":1,"b":2,"a":3}`, false, false},
 		{`{"a":1,"\u0061":3}`, false, true}, // unescaping takes scratch space
 		{`{"abcdefghij":1,"abcdefgh\u0069j":3}`, false, true},
-		{`{"a":1,"c":2,"c":3}`, false, true},
+		{`{"a":1,"c":2,"c":3}`, false, false}, // the Object keeps a few other names
 		{`{"c":1,"a":2,"\u0063":3}`, false, true},
+		{`{"c":1,"d":2,"e":3}`, true, false},
+		{`{` + members(8) + `}`, true, false},
+		{`{` + members(9) + `}`, true, true}, // the ninth spills them into the Lexer's
+		{`{` + members(8) + `,"k3":0}`, false, true},
+		{`{` + members(30) + `,"k\u0033":0}`, false, true}, // wide, then a repeat
+		{`{"k0":{` + members(9) + `},` + members(9)[7:] + `}`, true, true},
+		{`{"k0":{` + members(9) + `},` + members(8)[7:] + `,"k0":1}`, false, true},
 		{`{"a":{"a":1},"b":[{"a":1,"b":2}]}`, true, true}, // Skip opens containers
 	} {
 		ok, took := read(c.body)
@@ -129,6 +137,18 @@ func TestNamesRefuseRepeats(t *testing.T) {
 			t.Errorf("%s: ok %v, jsontext %v", c.body, ok, want)
 		}
 	}
+}
+
+// members returns n members "k0":0,"k1":0,…
+func members(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	return b.String()
 }
 
 // TestWalkAllocs: walking a value whose names are all known, with a Lexer
