@@ -49,8 +49,9 @@ type Lexer struct {
 	obj     objectFrame
 	objects []objectFrame
 	// names are the names read so far in the open objects, in order; each
-	// object's names start at its first. A name an object's Names holds is
-	// not kept here: a bit of the Object stands for it.
+	// object's names start at its first. The names of an object the caller
+	// reads are here only past what its Object keeps itself: a bit for
+	// each name its Names hold, and its first few other names.
 	names []nameRef
 	// scratch holds the unescaped form of escaped names.
 	scratch []byte
