@@ -17,11 +17,17 @@ const MaxNames = 64
 // the name.
 type Names struct {
 	list []string
-	// heads holds the first eight bytes of each name, little-endian and
-	// zero-padded, in the same order: most names are that short, and
-	// for them a lookup compares one word and a length per name, with no
+	// heads holds, in the same order, the first eight bytes of each name,
+	// little-endian and zero-padded, and its length: most names are that
+	// short, and for them a lookup compares two words per name, with no
 	// call.
-	heads []uint64
+	heads []nameHead
+}
+
+// nameHead is the start and the length of a name of a Names.
+type nameHead struct {
+	word uint64
+	n    int
 }
 
 // NewNames returns the Names of list. It panics if list has more than
@@ -30,30 +36,37 @@ func NewNames(list ...string) *Names {
 	if len(list) > MaxNames {
 		panic(fmt.Sprintf("strictjson: %d names, more than MaxNames", len(list)))
 	}
-	n := &Names{list: list, heads: make([]uint64, len(list))}
+	n := &Names{list: list, heads: make([]nameHead, len(list))}
 	for i, name := range list {
 		if slices.Index(list[:i], name) >= 0 {
 			panic(fmt.Sprintf("strictjson: name %q twice", name))
 		}
 		var b [8]byte
 		copy(b[:], name)
-		n.heads[i] = binary.LittleEndian.Uint64(b[:])
+		n.heads[i] = nameHead{word: binary.LittleEndian.Uint64(b[:]), n: len(name)}
 	}
 	return n
 }
 
 // find returns the index of name in n, or -1.
 func (n *Names) find(name []byte) int {
-	h := head(name)
-	for i, w := range n.heads {
-		if w == h && len(n.list[i]) == len(name) && (len(name) <= 8 || n.list[i][8:] == string(name[8:])) {
+	w, k := head(name), len(name)
+	for i, h := range n.heads {
+		if h.word == w && h.n == k && (k <= 8 || n.sameTail(i, name)) {
 			return i
 		}
 	}
 	return -1
 }
 
-// head returns the first eight bytes of name as Names.heads holds them.
+// sameTail reports whether name, of more than eight bytes, ends as the
+// i-th name does past its head. It is a call of its own so that find
+// makes none for short names.
+func (n *Names) sameTail(i int, name []byte) bool {
+	return n.list[i][8:] == string(name[8:])
+}
+
+// head returns the first eight bytes of name as a nameHead holds them.
 // A name the Lexer returns is followed in its buffer by at least the
 // quote and colon after it, so eight bytes can usually be loaded at once
 // and masked to the name's length.

@@ -89,20 +89,22 @@ func (l *Lexer) Member(o *Object) (name []byte, ok bool, err error) {
 	}
 	ref := nameRef{start: i + 1, end: end - 1}
 	name = l.data[ref.start:ref.end]
-	if o.escaped = esc != 0; o.escaped {
+	o.escaped = esc != 0
+	if esc != 0 {
 		name, ref = l.unescape(ref)
 	}
-	o.index = -1
+	index := -1
 	if o.names != nil {
 		if k := o.names.find(name); k >= 0 {
 			if o.seen&(1<<k) != 0 {
 				return nil, false, ErrSyntax // a repeated name
 			}
 			o.seen |= 1 << k
-			o.index = k
+			index = k
 		}
 	}
-	if o.index < 0 && !l.addTo(o, ref, name) {
+	o.index = index
+	if index < 0 && !l.addTo(o, ref, name) {
 		return nil, false, ErrSyntax
 	}
 	if i, c = l.next(end); c != ':' {
