@@ -18,9 +18,10 @@ import (
 // one expected probe. The index is kept with the Lexer's buffers: it
 // allocates only when it grows.
 //
-// The names an object's Names holds (object.go) are not kept at all: a bit
-// of the Object per name refuses the second one, and only the other names
-// go through what follows.
+// The names of an object the caller reads (object.go) are first the
+// Object's: a bit per name its Names holds refuses the second one, and its
+// first few other names are compared in the Object itself. Only past those
+// do they go through what follows.
 
 // linearNames is how many members an object has before its names go into
 // the hash index.

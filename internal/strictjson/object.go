@@ -1,8 +1,6 @@
 package strictjson
 
-import (
-	"math"
-)
+import "math"
 
 // Objects and arrays the caller reads itself. OpenObject and OpenArray set
 // the state of the container, an Object or an Array, which the caller
