@@ -42,8 +42,9 @@ const (
 	fastMaxDepth = 32
 	// fastMaxNames bounds the named members of one object schema
 	// (properties plus required names): the names an instance object has
-	// are tracked in a uint64, to check "required" without allocating.
-	fastMaxNames = 64
+	// are tracked in a uint64, to check "required" without allocating, and
+	// the Lexer finds them in a strictjson.Names, which holds as many.
+	fastMaxNames = strictjson.MaxNames
 	// fastMaxExtra bounds the members of one instance object that the
 	// schema does not name; a larger object (a big map argument) takes the
 	// full path. The bound dates from when the fast path compared those
