@@ -129,7 +129,12 @@ func fastNumberText(text []byte) (v int64, plain, ok bool) {
 		i++
 	}
 	start := i
-	i = fastDigits(text, i)
+	// The integer part, and its value while it may be exact (it is used
+	// only then, so an overflow past fastMaxPlain digits does no harm).
+	var u uint64
+	for ; i < len(text) && '0' <= text[i] && text[i] <= '9'; i++ {
+		u = u*10 + uint64(text[i]-'0')
+	}
 	intEnd := i
 	mantissa := intEnd - start
 	plain = true
@@ -158,9 +163,7 @@ func fastNumberText(text []byte) (v int64, plain, ok bool) {
 	if !plain || mantissa > fastMaxPlain {
 		return 0, false, true
 	}
-	for _, c := range text[start:intEnd] {
-		v = v*10 + int64(c-'0')
-	}
+	v = int64(u)
 	if neg {
 		v = -v
 	}

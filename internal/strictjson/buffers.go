@@ -53,12 +53,17 @@ func (l *Lexer) take() {
 
 // Close forgets the body and gives l's buffers back to the pool, for a
 // Lexer that is not kept: one on the caller's stack. A Lexer that is kept
-// calls Release instead, and keeps its buffers for the next body.
+// calls Release instead, and keeps its buffers for the next body. Close is
+// small enough to inline, so a Lexer that took no buffers pays no call.
 func (l *Lexer) Close() {
-	if l.b == nil {
-		l.data = nil
-		return
+	l.data = nil
+	if l.b != nil {
+		l.giveBack()
 	}
+}
+
+// giveBack is Close for a Lexer that took buffers.
+func (l *Lexer) giveBack() {
 	l.Release()
 	b := l.b
 	b.stack, b.objects, b.names, b.scratch = l.stack, l.objects, l.names, l.scratch

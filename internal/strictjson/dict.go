@@ -50,20 +50,34 @@ func NewNames(list ...string) *Names {
 
 // find returns the index of name in n, or -1.
 func (n *Names) find(name []byte) int {
+	if len(name) > 8 {
+		return n.findLong(name)
+	}
+	return n.findShort(name)
+}
+
+// findShort is find for a name of at most eight bytes, which its head and
+// length say all of. It calls nothing, so it needs no stack frame.
+func (n *Names) findShort(name []byte) int {
 	w, k := head(name), len(name)
 	for i, h := range n.heads {
-		if h.word == w && h.n == k && (k <= 8 || n.sameTail(i, name)) {
+		if h.word == w && h.n == k {
 			return i
 		}
 	}
 	return -1
 }
 
-// sameTail reports whether name, of more than eight bytes, ends as the
-// i-th name does past its head. It is a call of its own so that find
-// makes none for short names.
-func (n *Names) sameTail(i int, name []byte) bool {
-	return n.list[i][8:] == string(name[8:])
+// findLong is find for a name of more than eight bytes: the head and the
+// length pick the candidates, the rest of the bytes decide.
+func (n *Names) findLong(name []byte) int {
+	w, k := head(name), len(name)
+	for i, h := range n.heads {
+		if h.word == w && h.n == k && n.list[i][8:] == string(name[8:]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // head returns the first eight bytes of name as a nameHead holds them.
