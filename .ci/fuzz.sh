@@ -16,9 +16,9 @@ fuzztime="${FUZZTIME:-20s}"
 
 # package  target (go test -fuzz takes one target of one package at a time)
 targets=(
-	"./protocol FuzzParse"
-	"./protocol FuzzScanDifferential"
-	"./protocol FuzzDecodeHeaderValue"
+	"./internal/wire FuzzParse"
+	"./internal/wire FuzzLexerDifferential"
+	"./internal/wire FuzzDecodeHeaderValue"
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"

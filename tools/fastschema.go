@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
 // A fast path for argument validation.
@@ -25,10 +25,13 @@ import (
 //
 // The rule that keeps it safe: accept returns true only when it is certain
 // that protocol.Unmarshal would decode the bytes AND the full validator
-// would accept the result. Anything it does not fully understand — a
-// keyword outside the subset (checked once, at construction), an escape in
-// a string whose value matters, a number it cannot compare exactly, an
-// object too large to check for duplicate names, nesting deeper than
+// would accept the result. The first half is the strict Lexer's
+// (internal/strictjson), the one judge of valid JSON in wymcp, which
+// refuses what protocol.Unmarshal refuses; the walk here judges only the
+// schema. Anything it does not fully understand — a keyword outside the
+// subset (checked once, at construction), an escape in a name or in a
+// string whose value matters, a number it cannot compare exactly, an
+// object with many names the schema does not know, nesting deeper than
 // fastMaxDepth — makes it answer false, which only means "not sure": the
 // caller then runs the full path, which alone produces error messages.
 
@@ -38,13 +41,16 @@ const (
 	// is left to the full path, which has its own limit (jsontext: 10000).
 	fastMaxDepth = 32
 	// fastMaxNames bounds the named members of one object schema
-	// (properties plus required names): they are tracked in a uint64 so
-	// that a repeated name is seen without allocating.
-	fastMaxNames = 64
+	// (properties plus required names): the names an instance object has
+	// are tracked in a uint64, to check "required" without allocating, and
+	// the Lexer finds them in a strictjson.Names, which holds as many.
+	fastMaxNames = strictjson.MaxNames
 	// fastMaxExtra bounds the members of one instance object that the
-	// schema does not name. Duplicates among them are found by comparing
-	// each with every earlier one, in a fixed array on the stack; a larger
-	// object (a big map argument) takes the full path.
+	// schema does not name; a larger object (a big map argument) takes the
+	// full path. The bound dates from when the fast path compared those
+	// names with each other itself; the Lexer now refuses a duplicate in an
+	// object of any width, and the bound is kept so that the fast path
+	// vouches for exactly the arguments it did.
 	fastMaxExtra = 32
 	// fastMaxMantissa and fastMaxExponent bound the numbers accepted where
 	// any number will do: below 10^(100+200) a number is finite as a
@@ -131,10 +137,11 @@ type fastNode struct {
 
 	// Object keywords. names lists the properties, then the required names
 	// that are not properties; a name's index is its bit in required and in
-	// the seen-set of accept. index speeds up the lookup of many names.
+	// the seen-set of accept. dict holds the same names in the same order,
+	// for the Lexer, which finds each member's name among them.
 	// additional nil: additional members may be anything.
 	names      []fastName
-	index      map[string]int
+	dict       *strictjson.Names
 	required   uint64
 	additional *fastNode
 }
@@ -274,11 +281,12 @@ func compileFastObject(m map[string]any, depth int) (*fastNode, bool) {
 	if len(n.names) > fastMaxNames {
 		return nil, false
 	}
-	if len(n.names) > 8 {
-		n.index = make(map[string]int, len(n.names))
+	if len(n.names) > 0 {
+		list := make([]string, len(n.names))
 		for i, f := range n.names {
-			n.index[f.name] = i
+			list[i] = f.name
 		}
+		n.dict = strictjson.NewNames(list...)
 	}
 	return n, true
 }
@@ -341,405 +349,4 @@ func fastBound(v any) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(num), 10, 64)
 	return n, err == nil
-}
-
-// lookupBytes returns the index in n.names of a member name of the
-// instance, or -1. Go does not allocate for string(name) used as a map key
-// or in a comparison.
-func (n *fastNode) lookupBytes(name []byte) int {
-	if n.index != nil {
-		if i, ok := n.index[string(name)]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range n.names {
-		if n.names[i].name == string(name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// accept reports whether raw is certainly one strict JSON value that
-// protocol.Unmarshal decodes and the full validator accepts. false means
-// only "not sure": the caller must run the full path. It does not allocate.
-func (f *fastSchema) accept(raw []byte) bool {
-	if len(raw) > math.MaxInt32 {
-		return false // member spans are int32
-	}
-	s := fastScanner{b: raw}
-	s.space()
-	if !s.value(f.root, 0) {
-		return false
-	}
-	s.space()
-	return s.i == len(s.b)
-}
-
-// fastScanner reads one JSON text and checks it against a fastNode tree in
-// the same pass. Every method returns false on anything it cannot vouch
-// for, leaving i wherever it stopped.
-type fastScanner struct {
-	b []byte
-	i int
-}
-
-// peek returns the next byte, or 0 at the end: NUL is not valid anywhere
-// the scanner peeks, so the end needs no case of its own.
-func (s *fastScanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-// space skips the four whitespace bytes of RFC 8259.
-func (s *fastScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// value checks the value at i against n (nil: anything) and moves past it.
-// depth counts the objects and arrays it is inside of.
-func (s *fastScanner) value(n *fastNode, depth int) bool {
-	if n == nil {
-		n = &fastAnyNode
-	}
-	if n.never {
-		return false
-	}
-	c := s.peek()
-	if c == '"' {
-		return n.types&fastString != 0 && s.stringValue(n)
-	}
-	// enum and const hold only strings: no other value can match them.
-	if n.hasEnum || n.hasConst {
-		return false
-	}
-	switch c {
-	case '{':
-		return n.types&fastObject != 0 && depth < fastMaxDepth && s.object(n, depth+1)
-	case '[':
-		return n.types&fastArray != 0 && depth < fastMaxDepth && s.array(n, depth+1)
-	case 't':
-		return n.types&fastBoolean != 0 && s.literal("true")
-	case 'f':
-		return n.types&fastBoolean != 0 && s.literal("false")
-	case 'n':
-		return n.types&fastNull != 0 && s.literal("null")
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return s.numberValue(n)
-	}
-	return false
-}
-
-// literal checks for true, false or null.
-func (s *fastScanner) literal(word string) bool {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return false
-	}
-	s.i += len(word)
-	return true
-}
-
-// stringValue checks a string against n's string keywords. enum and const
-// compare the bytes between the quotes, so they need a string without
-// escapes; the length is counted in code points, as santhosh counts it.
-func (s *fastScanner) stringValue(n *fastNode) bool {
-	start := s.i + 1
-	runes, escaped, ok := s.str()
-	if !ok {
-		return false
-	}
-	if n.hasEnum || n.hasConst {
-		if escaped {
-			return false
-		}
-		v := s.b[start : s.i-1]
-		if n.hasConst && string(v) != n.constant {
-			return false
-		}
-		if n.hasEnum && !slices.ContainsFunc(n.enum, func(e string) bool { return e == string(v) }) {
-			return false
-		}
-	}
-	return runes >= n.minLen && (n.maxLen < 0 || runes <= n.maxLen)
-}
-
-// str moves past the string at i (which is '"') and returns its length in
-// code points and whether it had escapes. It refuses what jsontext refuses —
-// control bytes, invalid UTF-8, unknown escapes — and also every \u escape
-// of a surrogate: a pair is valid JSON, but refusing them all keeps the
-// rule simple and makes each escape exactly one code point, so the count
-// is exact with escapes too.
-func (s *fastScanner) str() (runes int, escaped, ok bool) {
-	b := s.b
-	i := s.i + 1
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			s.i = i + 1
-			return runes, escaped, true
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(b) {
-				return 0, false, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					return 0, false, false
-				}
-				r, ok := hex4(b[i+2 : i+6])
-				if !ok || 0xD800 <= r && r <= 0xDFFF {
-					return 0, false, false
-				}
-				i += 6
-			default:
-				return 0, false, false
-			}
-		case c < 0x20:
-			return 0, false, false
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				return 0, false, false
-			}
-			i += size
-		}
-		runes++
-	}
-	return 0, false, false
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func hex4(h []byte) (rune, bool) {
-	var r rune
-	for _, c := range h {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// numberValue checks a number against n. A type of "integer" without
-// "number", and the bounds, need the exact value: only a plain integer of
-// at most fastMaxPlain digits gives it.
-func (s *fastScanner) numberValue(n *fastNode) bool {
-	v, plain, ok := s.number()
-	switch {
-	case !ok:
-		return false
-	case n.types&fastNumber != 0:
-	case n.types&fastInteger != 0:
-		if !plain {
-			return false
-		}
-	default:
-		return false
-	}
-	if n.hasMin || n.hasMax {
-		if !plain || n.hasMin && v < n.min || n.hasMax && v > n.max {
-			return false
-		}
-	}
-	return true
-}
-
-// number moves past a number in RFC 8259 grammar whose magnitude goccy can
-// decode (see fastMaxMantissa). plain reports an integer without fraction
-// or exponent of at most fastMaxPlain digits, whose value is v.
-func (s *fastScanner) number() (v int64, plain, ok bool) {
-	b := s.b
-	i := s.i
-	neg := i < len(b) && b[i] == '-'
-	if neg {
-		i++
-	}
-	start := i
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-	default:
-		return 0, false, false
-	}
-	intEnd := i
-	mantissa := intEnd - start
-	plain = true
-	if i < len(b) && b[i] == '.' {
-		plain = false
-		i++
-		f := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == f {
-			return 0, false, false
-		}
-		mantissa += i - f
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		plain = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		e := i
-		exp := 0
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			exp = exp*10 + int(b[i]-'0')
-			i++
-			if exp > fastMaxExponent {
-				return 0, false, false
-			}
-		}
-		if i == e {
-			return 0, false, false
-		}
-	}
-	if mantissa > fastMaxMantissa {
-		return 0, false, false
-	}
-	s.i = i
-	if !plain || intEnd-start > fastMaxPlain {
-		return 0, false, true
-	}
-	for _, c := range b[start:intEnd] {
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true, true
-}
-
-// fastSpan is where a member name lies in the input, for duplicate checks.
-type fastSpan struct{ start, end int32 }
-
-// object checks an object against n's object keywords. A repeated name
-// makes jsontext refuse the whole text, so names are checked for
-// duplicates: the names n knows by a bit each, the others against each
-// other (at most fastMaxExtra). A name with escapes could equal another
-// once decoded, so it takes the full path.
-func (s *fastScanner) object(n *fastNode, depth int) bool {
-	s.i++ // '{'
-	var seen uint64
-	var extra [fastMaxExtra]fastSpan
-	extras := 0
-	s.space()
-	if s.peek() == '}' {
-		s.i++
-		return n.required == 0
-	}
-	for {
-		if s.peek() != '"' {
-			return false
-		}
-		start := s.i + 1
-		if _, escaped, ok := s.str(); !ok || escaped {
-			return false
-		}
-		end := s.i - 1
-		name := s.b[start:end]
-		child := n.additional
-		if i := n.lookupBytes(name); i >= 0 {
-			if seen&(1<<i) != 0 {
-				return false
-			}
-			seen |= 1 << i
-			if f := &n.names[i]; f.property {
-				child = f.node
-			}
-		} else {
-			if child != nil && child.never {
-				return false // additionalProperties: false
-			}
-			for _, sp := range extra[:extras] {
-				if string(s.b[sp.start:sp.end]) == string(name) {
-					return false
-				}
-			}
-			if extras == fastMaxExtra {
-				return false
-			}
-			extra[extras] = fastSpan{int32(start), int32(end)}
-			extras++
-		}
-		s.space()
-		if s.peek() != ':' {
-			return false
-		}
-		s.i++
-		s.space()
-		if !s.value(child, depth) {
-			return false
-		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return seen&n.required == n.required
-		default:
-			return false
-		}
-	}
-}
-
-// array checks an array against n's array keywords.
-func (s *fastScanner) array(n *fastNode, depth int) bool {
-	s.i++ // '['
-	count := 0
-	s.space()
-	if s.peek() == ']' {
-		s.i++
-		return n.minItems == 0
-	}
-	for {
-		if !s.value(n.items, depth) {
-			return false
-		}
-		count++
-		if n.maxItems >= 0 && count > n.maxItems {
-			return false
-		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return count >= n.minItems
-		default:
-			return false
-		}
-	}
 }

@@ -135,6 +135,8 @@ func fsCorpus(t testing.TB) []fsCase {
 			[]string{`{"a":{"b":{"c":{"d":"x"}}}}`, `{"a":{"b":{}}}`}},
 		{"many properties", `{"type":"object","properties":{"p0":{"type":"string"},"p1":{"type":"string"},"p2":{"type":"string"},"p3":{"type":"string"},"p4":{"type":"string"},"p5":{"type":"string"},"p6":{"type":"string"},"p7":{"type":"string"},"p8":{"type":"string"},"p9":{"type":"string"},"p10":{"type":"integer"},"p11":{"type":"boolean"}},"required":["p0","p11"],"additionalProperties":false}`, true,
 			[]string{`{"p0":"","p11":true}`, `{"p11":false,"p9":"x","p0":"y","p10":3,"p5":"z"}`}},
+		{"long names", `{"type":"object","properties":{"abcdefgh":{"type":"integer"},"abcdefghij":{"type":"string"},"abcdefghik":{"type":"boolean"},"":{"type":"null"}},"required":["abcdefghij"],"additionalProperties":{"type":"array"}}`, true,
+			[]string{`{"abcdefghij":"x"}`, `{"abcdefgh":1,"abcdefghij":"","abcdefghik":true,"":null,"abcdefghi":[],"abcdefghijk":[1]}`}},
 		{"numbers", `{"type":"object","properties":{"n":{"type":"number"},"i":{"type":"integer"}}}`, true,
 			[]string{`{"n":0}`, `{"n":-0.0}`, `{"n":1.5e-200}`, `{"n":123456789012345678901234567890}`, `{"n":-1E+200}`, `{"i":123456789012345}`, `{"i":-1}`}},
 		{"output any", `{}`, false,
@@ -532,13 +534,17 @@ func fsRandomValue(r *rand.Rand, depth int) string {
 
 // FuzzFastSchema: for every corpus schema, whatever bytes the fuzzer makes,
 // a true from the fast path means the full path decodes and accepts them.
+// It is the differential target of schema conformance; what is valid JSON
+// is the strict Lexer's to say, and internal/wire's FuzzLexerDifferential
+// holds the Lexer to independent readers.
 func FuzzFastSchema(f *testing.F) {
 	for _, c := range fsCorpus(f) {
 		for _, v := range c.valid {
 			f.Add([]byte(v))
 		}
 	}
-	for _, s := range []string{`{"text":"a","text":"b"}`, `1e400`, `{"a":1.0}`, `{"u8":256}`, "{\"text\":\"\xff\"}", `{"s":"😀😀😀😀"}`} {
+	for _, s := range []string{`{"text":"a","text":"b"}`, `1e400`, `{"a":1.0}`, `{"u8":256}`, "{\"text\":\"\xff\"}", `{"s":"😀😀😀😀"}`,
+		`{"abcdefghij":"x","abcdefgh\u0069j":"y"}`, `{"abcdefghij":"x","abcdefghik":1}`, `{"s":"\ud83d\ude00\u00e9"}`, `{"text":"a","\u0074ext":"b"}`} {
 		f.Add([]byte(s))
 	}
 	compiled := fsCompileCorpus(f)

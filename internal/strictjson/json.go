@@ -2,7 +2,6 @@ package strictjson
 
 import (
 	"bytes"
-	"sync"
 
 	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
@@ -29,29 +28,13 @@ func Unmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// lexers are pooled: a Lexer keeps its stacks and scratch space from one
-// input to the next, so reading an ordinary one allocates nothing.
-var lexers = sync.Pool{New: func() any { return new(Lexer) }}
-
-// With runs read with a pooled Lexer set on data, and returns read's error.
-// The Lexer must not be kept past read.
-func With(data []byte, read func(*Lexer) error) error {
-	l := lexers.Get().(*Lexer)
-	l.Reset(data)
-	err := read(l)
-	l.Release()
-	lexers.Put(l)
-	return err
-}
-
 // Valid reports whether data is exactly one strict JSON value.
 func Valid(data []byte) bool {
-	return With(data, func(l *Lexer) error {
-		if err := l.Skip(); err != nil {
-			return err
-		}
-		return l.End()
-	}) == nil
+	var l Lexer
+	l.Reset(data)
+	ok := l.Skip() == nil && l.End() == nil
+	l.Close()
+	return ok
 }
 
 // PlainString returns the bytes between the quotes of v when v is a JSON

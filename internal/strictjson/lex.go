@@ -13,35 +13,50 @@ var ErrSyntax = errors.New("protocol: JSON syntax error")
 // rules of RFC 7493 (I-JSON) that goccy/go-json's jsontext also applies:
 // strings are valid UTF-8 and their \u escapes form no lone surrogate, no
 // object has two members of the same name (compared after unescaping), and
-// nesting stops at MaxDepth. Everything else is ErrSyntax.
+// nesting stops at MaxDepth. Everything else is ErrSyntax. It is the one
+// judge of valid JSON in wymcp: the transport reads request bodies with it,
+// and the tools package validates arguments with it.
 //
 // It reads values only to find where they end: nothing is decoded, numbers
 // are checked against the grammar but never converted, and a value is
-// returned as its byte range in the body. The caller drives the walk of the
-// objects it wants to look into (peek, openObject, member) and lets skip
-// walk everything else. Containers are tracked on explicit stacks rather
-// than by Go recursion, so hostile nesting costs a byte per level, not a
-// stack frame.
+// returned as its byte range in the body. The caller drives the walk of
+// what it wants to look into (Peek, OpenObject and Member, OpenArray and
+// Element, String, Number) and lets Skip or Value walk everything else.
+// Skip tracks containers on explicit stacks rather than by Go recursion, so
+// hostile nesting costs a byte per level, not a stack frame; the caller's
+// own walk keeps the state of each container it opens in its own frame (an
+// Object, an Array).
 //
-// The zero Lexer is ready; reset sets it on a body. Its buffers are kept
-// across resets so that a pooled Lexer allocates nothing for ordinary
-// bodies.
+// The zero Lexer is ready; Reset sets it on a body. It may live on the
+// caller's stack: the buffers it stores names and open containers in come
+// from a shared pool the first time it needs them (buffers.go), and Close
+// gives them back. A Lexer that is itself kept (pooled) keeps them across
+// Resets instead, so that it allocates nothing for ordinary bodies.
 type Lexer struct {
 	data []byte
 	pos  int // the next byte to read
+	// depth is the number of open containers the caller opened; with those
+	// Skip opened (the length of stack), every opening checks it against
+	// MaxDepth.
+	depth int
 
-	// stack has one byte per open container, '{' or '['; its length is the
-	// depth, which every opening checks against MaxDepth.
+	// stack has one byte per container Skip opened, '{' or '['.
 	stack []byte
-	// objects has one entry per open object (the '{' entries of stack).
+	// obj is the innermost object Skip opened, which every name Skip reads
+	// goes into; objects holds the frames of the objects Skip opened around
+	// it, saved as each nested one opened. Keeping the innermost out of the
+	// slice spares every member a bounds-checked load.
+	obj     objectFrame
 	objects []objectFrame
 	// names are the names read so far in the open objects, in order; each
-	// object's names start at its first.
+	// object's names start at its first. The names of an object the caller
+	// reads are here only past what its Object keeps itself: a bit for
+	// each name its Names hold, and its first few other names.
 	names []nameRef
-	// scratch holds the unescaped form of escaped names in names.
+	// scratch holds the unescaped form of escaped names.
 	scratch []byte
-	// index finds the names of wide objects by hash (names.go).
-	index nameIndex
+	// b holds the buffers above while l has them from the pool; nil before.
+	b *buffers
 }
 
 // objectFrame is what the Lexer keeps of an object being read to refuse a
@@ -49,31 +64,24 @@ type Lexer struct {
 type objectFrame struct {
 	first   int  // the index in Lexer.names of this object's first name
 	scratch int  // the length of Lexer.scratch when the object opened
-	wide    bool // its names are in Lexer.index
+	wide    bool // its names are in the buffers' index
 }
 
-// reset sets l on data, keeping its buffers.
+// Reset sets l on data, keeping its buffers.
 func (l *Lexer) Reset(data []byte) {
-	l.data, l.pos = data, 0
+	l.data, l.pos, l.depth = data, 0, 0
 	l.stack = l.stack[:0]
+	l.obj = objectFrame{}
 	l.objects = l.objects[:0]
 	l.names = l.names[:0]
 	l.scratch = l.scratch[:0]
-	l.index.reset()
+	if l.b != nil {
+		l.b.index.reset()
+	}
 }
 
-// Past these capacities, a buffer grown by a hostile body is dropped rather
-// than kept in the pool, where it would hold its memory for as long as the
-// Lexer is pooled. They are generous enough that a body nested to MaxDepth,
-// or with an object of ten thousand members, is read again without growing
-// anything; at worst a pooled Lexer keeps about 1.4 MB.
-const (
-	maxKeptEntries = 1 << 14 // stack, objects and names
-	maxKeptSlots   = 1 << 15 // index slots
-	maxKeptScratch = 1 << 16 // bytes of unescaped names
-)
-
-// release forgets the body and trims what l keeps for the next one.
+// Release forgets the body and trims what l keeps for the next one (see
+// maxKeptEntries).
 func (l *Lexer) Release() {
 	l.Reset(nil)
 	if cap(l.stack) > maxKeptEntries {
@@ -88,8 +96,8 @@ func (l *Lexer) Release() {
 	if cap(l.scratch) > maxKeptScratch {
 		l.scratch = nil
 	}
-	if len(l.index.slots) > maxKeptSlots {
-		l.index.slots = nil
+	if l.b != nil && len(l.b.index.slots) > maxKeptSlots {
+		l.b.index.slots = nil
 	}
 }
 
@@ -97,7 +105,7 @@ func (l *Lexer) Release() {
 // the index after what they read, or -1 for a syntax error. Keeping the
 // position in a register through a whole value, rather than in l.pos,
 // spares the loop a store and a load per token; l.pos is set only by the
-// methods the scanner calls (peek, openObject, member, value, skip, end).
+// exported methods a caller drives the walk with.
 
 // space returns the index of the first byte at or after i that is not white
 // space: the four bytes RFC 8259 allows, nothing else.
@@ -129,14 +137,15 @@ func (l *Lexer) next(i int) (int, byte) {
 	return i, 0
 }
 
-// peek skips white space and returns the next byte (see next).
+// Peek skips white space and returns the next byte, which tells the kind of
+// the next value (see next).
 func (l *Lexer) Peek() byte {
 	var c byte
 	l.pos, c = l.next(l.pos)
 	return c
 }
 
-// end checks that only white space is left: one value is the whole body.
+// End checks that only white space is left: one value is the whole body.
 func (l *Lexer) End() error {
 	if l.pos = l.space(l.pos); l.pos != len(l.data) {
 		return ErrSyntax
@@ -144,43 +153,7 @@ func (l *Lexer) End() error {
 	return nil
 }
 
-// openObject reads the '{' of an object whose members the caller reads
-// with member.
-func (l *Lexer) OpenObject() error {
-	if l.Peek() != '{' || !l.open('{') {
-		return ErrSyntax
-	}
-	l.pos++
-	return nil
-}
-
-// member reads up to the value of the next member of the innermost object:
-// the comma before it, its name and the colon after the name. It returns the
-// name by meaning, valid until the Lexer reads another name. At the end of
-// the object it reads the '}' and returns ok false.
-func (l *Lexer) Member() (name []byte, ok bool, err error) {
-	i, c := l.next(l.pos)
-	if c == '}' {
-		if !l.close('}') {
-			return nil, false, ErrSyntax
-		}
-		l.pos = i + 1
-		return nil, false, nil
-	}
-	if len(l.names) > l.objects[len(l.objects)-1].first { // not the first member
-		if c != ',' {
-			return nil, false, ErrSyntax
-		}
-		i++
-	}
-	if i, name = l.name(i); i < 0 {
-		return nil, false, ErrSyntax
-	}
-	l.pos = i
-	return name, true, nil
-}
-
-// value reads one value of any kind and returns its range in the body,
+// Value reads one value of any kind and returns its range in the body,
 // white space excluded.
 func (l *Lexer) Value() (start, end int, err error) {
 	start, c := l.next(l.pos)
@@ -198,7 +171,7 @@ func (l *Lexer) Value() (start, end int, err error) {
 	return start, end, nil
 }
 
-// skip reads one value of any kind, nested containers included.
+// Skip reads one value of any kind, nested containers included.
 func (l *Lexer) Skip() error {
 	i := l.skipFrom(l.pos)
 	if i < 0 {
@@ -212,14 +185,20 @@ func (l *Lexer) Skip() error {
 // the stack, a closing pops, and the loop reads values until the container
 // it started in is closed again.
 func (l *Lexer) skipFrom(i int) int {
-	base := len(l.stack)
+	if l.b == nil {
+		// A container pushes on the buffers; a scalar needs none.
+		if _, c := l.next(i); c == '{' || c == '[' {
+			l.take()
+		}
+	}
+	base, limit := len(l.stack), MaxDepth-l.depth
 	for {
 		// A value starts here.
 		var c byte
 		i, c = l.next(i)
 		switch c {
 		case '{':
-			if !l.open('{') {
+			if !l.open('{', limit) {
 				return -1
 			}
 			if i, c = l.next(i + 1); c != '}' {
@@ -231,7 +210,7 @@ func (l *Lexer) skipFrom(i int) int {
 			l.close('}')
 			i++
 		case '[':
-			if !l.open('[') {
+			if !l.open('[', limit) {
 				return -1
 			}
 			if i, c = l.next(i + 1); c != ']' {
@@ -274,22 +253,36 @@ func (l *Lexer) skipFrom(i int) int {
 	}
 }
 
-// open pushes a container, '{' or '[', refusing the level past MaxDepth:
-// the body's outermost container is level 1, as jsontext counts, so
-// MaxDepth levels are read and one more is an error.
-func (l *Lexer) open(kind byte) bool {
-	if len(l.stack) >= MaxDepth {
+// open pushes a container Skip reads, '{' or '[', refusing the level past
+// MaxDepth: the body's outermost container is level 1, as jsontext counts,
+// so MaxDepth levels are read and one more is an error; limit is how many
+// of them the containers the caller opened leave to Skip. It is kept small
+// enough to be inlined into skipFrom's loop, which has taken the buffers it
+// pushes on.
+func (l *Lexer) open(kind byte, limit int) bool {
+	if len(l.stack) >= limit {
 		return false
 	}
 	l.stack = append(l.stack, kind)
 	if kind == '{' {
-		l.objects = append(l.objects, objectFrame{first: len(l.names), scratch: len(l.scratch)})
+		l.objects = append(l.objects, l.obj)
+		l.obj = objectFrame{first: len(l.names), scratch: len(l.scratch)}
 	}
 	return true
 }
 
-// close pops the innermost container, with the names it held, if c closes
-// it.
+// deeper counts one more container the caller opened, or reports false if
+// it would be past MaxDepth (see open).
+func (l *Lexer) deeper() bool {
+	if l.depth+len(l.stack) >= MaxDepth {
+		return false
+	}
+	l.depth++
+	return true
+}
+
+// close pops the innermost container Skip opened, with the names it held,
+// if c closes it.
 func (l *Lexer) close(c byte) bool {
 	n := len(l.stack)
 	if n == 0 {
@@ -300,12 +293,8 @@ func (l *Lexer) close(c byte) bool {
 		if c != '}' {
 			return false
 		}
-		o := &l.objects[len(l.objects)-1]
-		if o.wide {
-			l.unindex(o)
-		}
-		l.names = l.names[:o.first]
-		l.scratch = l.scratch[:o.scratch]
+		l.forget(&l.obj)
+		l.obj = l.objects[len(l.objects)-1]
 		l.objects = l.objects[:len(l.objects)-1]
 	case '[':
 		if c != ']' {
@@ -325,18 +314,16 @@ func (l *Lexer) name(i int) (int, []byte) {
 	if c != '"' {
 		return -1, nil
 	}
-	end, escaped := l.str(i)
+	end, esc := l.str(i)
 	if end < 0 {
 		return -1, nil
 	}
 	ref := nameRef{start: i + 1, end: end - 1}
-	if escaped {
-		n := len(l.scratch)
-		l.scratch = appendUnescaped(l.scratch, l.data[ref.start:ref.end])
-		ref = nameRef{start: n, end: len(l.scratch), escaped: true}
+	name := l.data[ref.start:ref.end]
+	if esc != 0 {
+		name, ref = l.unescape(ref)
 	}
-	name := l.meaning(ref)
-	if !l.add(ref, name) {
+	if !l.add(&l.obj, ref, name) {
 		return -1, nil
 	}
 	if i, c = l.next(end); c != ':' {

@@ -163,10 +163,11 @@ func TestNameIndexEmptied(t *testing.T) {
 		l.Reset([]byte(body))
 		_ = l.Skip()
 		l.Release()
-		if l.index.used != 0 {
-			t.Fatalf("%d names left in the index after %.40q", l.index.used, body)
+		x := &l.b.index
+		if x.used != 0 {
+			t.Fatalf("%d names left in the index after %.40q", x.used, body)
 		}
-		for _, s := range l.index.slots {
+		for _, s := range x.slots {
 			if s.name != 0 {
 				t.Fatalf("slot left in the index after %.40q", body)
 			}
@@ -187,29 +188,4 @@ func wideObject(n, dup int) string {
 	}
 	b.WriteString(`"end":true}`)
 	return b.String()
-}
-
-// FuzzUnescape: when the input is one string, the Lexer's unescaping
-// (used for member names) gives jsontext's result.
-func FuzzUnescape(f *testing.F) {
-	for _, s := range []string{`"a"`, `"\u00e9\n"`, `"\ud83d\ude00"`, `"\/\b\f\n\r\t\"\\"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(checkUnescape)
-}
-
-// checkUnescape: when data is one string, its unescaped form is jsontext's.
-func checkUnescape(t *testing.T, data []byte) {
-	t.Helper()
-	v := bytes.Trim(data, " \t\r\n")
-	if len(v) < 2 || v[0] != '"' || !jsontext.Value(v).IsValid() {
-		return
-	}
-	want, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		t.Fatalf("jsontext: %v", err)
-	}
-	if got := appendUnescaped(nil, v[1:len(v)-1]); !bytes.Equal(got, want) {
-		t.Fatalf("unescaped %q, jsontext %q", got, want)
-	}
 }

@@ -21,17 +21,16 @@ var plain = func() (t [256]bool) {
 
 // str reads the string whose opening quote is at i, through its closing
 // quote, and returns the index after it (-1 if the string is invalid) and
-// whether it has escapes. It refuses a control character (below 0x20),
+// what escapes it has (see Escapes). It refuses a control character (below 0x20),
 // invalid UTF-8 (overlong forms, UTF-8-encoded surrogates, code points past
 // U+10FFFF, truncated sequences), an unknown escape and a \u escape that is
 // a lone surrogate: a high one not followed by an escaped low one, or a low
 // one alone.
-func (l *Lexer) str(i int) (end int, escaped bool) {
+func (l *Lexer) str(i int) (end int, esc Escapes) {
 	d := l.data
 	i++
 	for {
-		// Find the next byte that needs a look: eight bytes at a time, then
-		// one at a time for the last few.
+		// Find the next byte that needs a look, eight bytes at a time.
 		var c byte
 		if i+8 <= len(d) {
 			w := binary.LittleEndian.Uint64(d[i : i+8])
@@ -45,31 +44,42 @@ func (l *Lexer) str(i int) (end int, escaped bool) {
 			k := bits.TrailingZeros64(m) &^ 7
 			i += k / 8
 			c = byte(w >> k)
+		} else if len(d) >= 8 {
+			// Fewer than eight bytes are left: load the body's last eight
+			// and shift out those before i. The zero bytes shifted in are
+			// control characters to special, so a flag past the end of the
+			// body means the string is not closed.
+			w := binary.LittleEndian.Uint64(d[len(d)-8:]) >> (8 * (i + 8 - len(d)))
+			k := bits.TrailingZeros64(special(w)) &^ 7
+			if i += k / 8; i >= len(d) {
+				return -1, 0
+			}
+			c = byte(w >> k)
 		} else {
 			for i < len(d) && plain[d[i]] {
 				i++
 			}
 			if i >= len(d) {
-				return -1, false
+				return -1, 0
 			}
 			c = d[i]
 		}
 		switch {
 		case c == '"':
-			return i + 1, escaped
+			return i + 1, esc
 		case c == '\\':
 			n := escapeLen(d[i:])
 			if n == 0 {
-				return -1, false
+				return -1, 0
 			}
-			escaped = true
+			esc |= Escapes(n)
 			i += n
 		case c < 0x20:
-			return -1, false
+			return -1, 0
 		default:
 			r, size := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && size == 1 {
-				return -1, false
+				return -1, 0
 			}
 			i += size
 		}

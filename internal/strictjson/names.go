@@ -15,8 +15,13 @@ import (
 // hashing and allocates nothing. Past linearNames members that would make a
 // hostile object of n members cost n² comparisons, so the object's names go
 // into a hash index shared by all open objects, where each new name costs
-// one expected probe. The index is kept with the pooled Lexer: it allocates
-// only when it grows.
+// one expected probe. The index is kept with the Lexer's buffers: it
+// allocates only when it grows.
+//
+// The names of an object the caller reads (object.go) are first the
+// Object's: a bit per name its Names holds refuses the second one, and its
+// first few other names are compared in the Object itself. Only past those
+// do they go through what follows.
 
 // linearNames is how many members an object has before its names go into
 // the hash index.
@@ -51,10 +56,39 @@ func (l *Lexer) meaning(r nameRef) []byte {
 	return l.data[r.start:r.end]
 }
 
-// add records ref, which means name, as the next name of the innermost
-// object, or reports false if the object has a member of that name already.
-func (l *Lexer) add(ref nameRef, name []byte) bool {
-	o := &l.objects[len(l.objects)-1]
+// add records ref, which means name, as the next name of the object o, the
+// innermost open one, or reports false if o has a member of that name
+// already.
+//
+// It is on the path of every member, so it does only the common case with
+// no call but to addSlow: a narrow object with room for one more name,
+// whose earlier names all have other tags. Anything else — a name whose
+// tag matches an earlier one, whose bytes must then be compared; a wide
+// object; the name that makes an object wide; a names buffer that must
+// grow or be taken from the pool — goes to addSlow. A call on the common
+// path would make the compiler save every register around the loop for it.
+func (l *Lexer) add(o *objectFrame, ref nameRef, name []byte) bool {
+	names, first := l.names, o.first
+	n := len(names)
+	if o.wide || n-first >= linearNames || n == cap(names) {
+		return l.addSlow(o, ref, name)
+	}
+	ref.tag = tagOf(name)
+	for j := first; j < n; j++ {
+		if names[j].tag == ref.tag {
+			return l.addSlow(o, ref, name)
+		}
+	}
+	l.names = names[:n+1]
+	l.names[n] = ref
+	return true
+}
+
+// addSlow is add for every case but the common one (see add).
+func (l *Lexer) addSlow(o *objectFrame, ref nameRef, name []byte) bool {
+	if l.b == nil {
+		l.take()
+	}
 	if o.wide {
 		if !l.insert(o, name, len(l.names)) {
 			return false
@@ -77,6 +111,26 @@ func (l *Lexer) add(ref nameRef, name []byte) bool {
 		}
 	}
 	return true
+}
+
+// unescape returns the meaning of the escaped name at ref, a range of the
+// body, unescaped into scratch, and its range there.
+func (l *Lexer) unescape(ref nameRef) ([]byte, nameRef) {
+	if l.b == nil {
+		l.take()
+	}
+	n := len(l.scratch)
+	l.scratch = appendUnescaped(l.scratch, l.data[ref.start:ref.end])
+	return l.scratch[n:], nameRef{start: n, end: len(l.scratch), escaped: true}
+}
+
+// forget drops the names of the object o, which is closing.
+func (l *Lexer) forget(o *objectFrame) {
+	if o.wide {
+		l.unindex(o)
+	}
+	l.names = l.names[:o.first]
+	l.scratch = l.scratch[:o.scratch]
 }
 
 // nameIndex is an open-addressing hash table (linear probing) of the names
@@ -103,7 +157,7 @@ type nameSlot struct {
 // insert adds name, at index at of Lexer.names, to the index for the wide
 // object o, or reports false if o has a member of that name already.
 func (l *Lexer) insert(o *objectFrame, name []byte, at int) bool {
-	x := &l.index
+	x := &l.b.index
 	if 2*(x.used+1) > len(x.slots) {
 		x.grow()
 	}
@@ -124,7 +178,7 @@ func (l *Lexer) insert(o *objectFrame, name []byte, at int) bool {
 
 // unindex removes the names of the wide object o, which is closing.
 func (l *Lexer) unindex(o *objectFrame) {
-	x := &l.index
+	x := &l.b.index
 	if n := len(l.names) - o.first; n == x.used && 4*n >= len(x.slots) {
 		// The table holds o's names only, and they fill enough of it that
 		// clearing it all costs less than removing each.

@@ -12,7 +12,7 @@ import (
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
-// slots are the places FuzzScanDifferential puts its input: each is a valid
+// slots are the places FuzzLexerDifferential puts its input: each is a valid
 // envelope around %s, so that the input is read by each of the scanner's
 // walks (top level, params, _meta, clientInfo, skipped members) and at a
 // depth other than 0.
@@ -27,17 +27,26 @@ var slots = []string{
 	`{"id":%s}`,
 }
 
-// FuzzScanDifferential holds the lexer to two independent strict readers on
-// every input, as is and in each slot:
+// FuzzLexerDifferential is the one differential target of the strict
+// lexer (internal/strictjson), the judge of valid JSON in wymcp. It holds
+// the lexer to two independent strict readers on every input, as is and in
+// each slot:
 //
-//   - validity: validJSON and scan accept exactly what jsontext's
+//   - validity: strictjson.Valid and scan accept exactly what jsontext's
 //     Value.IsValid accepts (scan: when it is an object), and scanParams
 //     exactly what the jsontext-driven oracle accepts;
 //   - extraction: what scan finds (every member of fields) is what the
 //     oracle finds, byte for byte, and what encoding/json finds decoding the
 //     same levels into maps of raw values;
-//   - unescaping: a name compared by meaning is what jsontext unquotes.
-func FuzzScanDifferential(f *testing.F) {
+//   - the caller-driven walk (checkWalk): reading the input token by token
+//     with OpenObject, Member, OpenArray, Element, String, Number and Skip —
+//     as the tools fast path does — accepts exactly what jsontext accepts
+//     and sees the same tokens: each name unescaped as jsontext unquotes it
+//     (found among the object's Names or not), each string's bytes, escapes
+//     and length in characters, each number's text. The input is also
+//     walked as the name of a member, so that every string the fuzzer makes
+//     is unescaped and compared.
+func FuzzLexerDifferential(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1}`, `[1,"x",true,false,null,{},[]]`, `{"a":{"b":[1,{"c":"d"}]},"e":-0.5e+3}`,
 		`{"name":"n","version":"v","x":{}}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7}`,
@@ -47,18 +56,28 @@ func FuzzScanDifferential(f *testing.F) {
 		` { "a" : [ 1 , 2 ] } `, "\t\r\n1\f", `{"params":{"name":"a","name":"b"}}`,
 		strings.Repeat("[", 40) + strings.Repeat("]", 40), strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40),
 		wideObject(40, 39), wideObject(40, 3), wideObject(40, -1), `{"a\\b":1,"a\u005cb":2}`, `"\/\b\f\n\r\t\"\\"`,
+		// Once FuzzUnescape's seeds, when strictjson had its own target.
+		`"a"`, `"\u00e9\n"`, `"\ud83d\ude00"`,
+		// Names the walk's Names hold, repeated, escaped, long.
+		`{"id":1,"i\u0064":2}`, `{"name":1,"abcdefghij":2,"abcdefghik":3,"abcdefghij":4}`, `{"é":[],"\u00e9":{}}`,
+		`{"":0,"\u0000":1,"":2}`, `[{"a":1,"b":2},{"a":3,"a":4}]`,
+		// Long strings with escapes: lengths past a word, names past a Names head.
+		`["` + strings.Repeat(`a\u00e9\n\ud83d\ude00`, 12) + `"]`, `{"` + strings.Repeat(`\u0061bc`, 9) + `":0}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if valid, want := strictjson.Valid(data), jsontext.Value(data).IsValid(); valid != want {
-			t.Fatalf("validJSON %v, jsontext %v: %q", valid, want, data)
+		valid := jsontext.Value(data).IsValid()
+		if got := strictjson.Valid(data); got != valid {
+			t.Fatalf("Valid %v, jsontext %v: %q", got, valid, data)
 		}
 		for _, slot := range slots {
 			body := []byte(fmt.Sprintf(slot, data))
 			checkScan(t, body)
 		}
 		checkScanParams(t, data)
+		checkWalk(t, data)
+		checkWalk(t, []byte("{"+string(data)+":0}"))
 	})
 }
 

@@ -11,6 +11,10 @@ import (
 // ordinary request allocates nothing.
 type scanner struct {
 	lex strictjson.Lexer
+	// objs hold the state of the objects the scanner reads, one per level
+	// (the message, params, _meta, clientInfo): kept with the pooled
+	// scanner, they are not cleared for every body, as a new one would be.
+	objs [4]strictjson.Object
 }
 
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
@@ -37,7 +41,7 @@ func scan(body []byte, f *fields) error {
 
 // message reads the top level of a message.
 func (s *scanner) message(f *fields) error {
-	err := s.object(func(name []byte) error {
+	err := s.object(&s.objs[0], func(name []byte) error {
 		switch string(name) {
 		case "jsonrpc":
 			return s.value(&f.jsonrpc)
@@ -66,7 +70,7 @@ func (s *scanner) message(f *fields) error {
 
 func (s *scanner) paramsObject(f *fields) error {
 	start := s.lex.Pos()
-	err := s.object(func(name []byte) error {
+	err := s.object(&s.objs[1], func(name []byte) error {
 		switch string(name) {
 		case "_meta":
 			if s.lex.Peek() != '{' {
@@ -98,7 +102,7 @@ func (s *scanner) paramsObject(f *fields) error {
 func (s *scanner) metaObject(f *fields) error {
 	start := s.lex.Pos()
 	m := &f.m
-	err := s.object(func(name []byte) error {
+	err := s.object(&s.objs[2], func(name []byte) error {
 		switch string(name) {
 		case MetaProtocolVersion:
 			return s.value(&m.ProtocolVersion)
@@ -110,7 +114,7 @@ func (s *scanner) metaObject(f *fields) error {
 			}
 			f.clientInfoObject = true
 			ciStart := s.lex.Pos()
-			err := s.object(func(name []byte) error {
+			err := s.object(&s.objs[3], func(name []byte) error {
 				switch string(name) {
 				case "name":
 					return s.value(&f.clientInfo.Name)
@@ -138,16 +142,16 @@ func (s *scanner) metaObject(f *fields) error {
 	return err
 }
 
-// object reads an object, calling member with each name (by meaning: an
-// escaped name is compared unescaped, "\u006dethod" is "method") and the
-// lexer before the member's value; member must read or skip that value.
-// The lexer has already refused a duplicate name.
-func (s *scanner) object(member func(name []byte) error) error {
-	if err := s.lex.OpenObject(); err != nil {
+// object reads an object, its state in o, calling member with each name
+// (by meaning: an escaped name is compared unescaped, "\u006dethod" is
+// "method") and the lexer before the member's value; member must read or
+// skip that value. The lexer has already refused a duplicate name.
+func (s *scanner) object(o *strictjson.Object, member func(name []byte) error) error {
+	if err := s.lex.OpenObject(o, nil); err != nil {
 		return err
 	}
 	for {
-		name, ok, err := s.lex.Member()
+		name, ok, err := s.lex.Member(o)
 		if !ok {
 			return err
 		}
