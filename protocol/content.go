@@ -155,12 +155,25 @@ type CallToolResult struct {
 }
 
 // ErrorResult returns an isError result with one text block: the answer to
-// a tool execution error (DESIGN §5), which the model can read and correct.
+// a tool execution error, which the model can read and correct.
 func ErrorResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{&TextContent{Text: text}}, IsError: true}
+	r := TextResult(text)
+	r.IsError = true
+	return r
 }
 
 // TextResult returns a result with one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{&TextContent{Text: text}}}
+	// One allocation, not three: the result, its one-element content slice
+	// and the block live in one object, which the garbage collector frees
+	// as one. The most common result a tool returns is this one.
+	one := &struct {
+		result  CallToolResult
+		content [1]Content
+		block   TextContent
+	}{}
+	one.block.Text = text
+	one.content[0] = &one.block
+	one.result.Content = one.content[:]
+	return &one.result
 }

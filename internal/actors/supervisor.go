@@ -10,24 +10,6 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// captureStack is a receiver middleware: it re-panics any panic as a
-// *tools.Fault (the one fault type of wymcp, shared with tool containment)
-// carrying debug.Stack(), taken while the panicking frames are still on the
-// stack. Answering is left to the strategy, which owns every fault.
-func captureStack(next actor.ReceiverFunc) actor.ReceiverFunc {
-	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(*tools.Fault); ok {
-					panic(r)
-				}
-				panic(&tools.Fault{Value: r, Stack: debug.Stack()})
-			}
-		}()
-		next(c, env)
-	}
-}
-
 // containment is the supervisor strategy of DESIGN §4. On a child's failure
 // it answers the failing call -32603 with its id, records the crash reason
 // on the call's span and the log, then restarts the child: a method worker,

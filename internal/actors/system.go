@@ -85,10 +85,12 @@ func New(cfg *config.Server) (*System, error) {
 	inline := actor.NewSynchronizedDispatcher(300)
 	dispatcher := newPooledDispatcher(300, 30*time.Second)
 	workers := cfg.Workers
+	// Every actor has wymcp's mailbox (mailbox.go): it schedules without
+	// allocating, and captures a panic's stack for the strategy.
 	workerProps := actor.PropsFromProducer(func() actor.Actor { return methodActor{} },
-		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline))
+		actor.WithMailbox(newMailbox), actor.WithDispatcher(inline))
 	supProps := actor.PropsFromProducer(func() actor.Actor { return supervisorActor{} },
-		actor.WithSupervisor(&containment{logger: logger}), actor.WithDispatcher(dispatcher))
+		actor.WithSupervisor(&containment{logger: logger}), actor.WithMailbox(newMailbox), actor.WithDispatcher(dispatcher))
 	s.supervisor = s.sys.Root.Spawn(supProps)
 
 	methods := map[string]methodFunc{
@@ -108,7 +110,7 @@ func New(cfg *config.Server) (*System, error) {
 	// faulting method in its place.
 	s.calls = newCallPool(shardCount(), maxIdleCallWorkers, nil, func(pid *actor.PID) { s.sys.Root.Stop(pid) })
 	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
-		actor.WithReceiverMiddleware(captureStack), actor.WithDispatcher(inline),
+		actor.WithMailbox(newMailbox), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
 	// The watchdog's reply settles the call, for Ask when the tool returns
