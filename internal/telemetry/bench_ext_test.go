@@ -38,7 +38,8 @@ func BenchmarkOp(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			cctx, op := o.Start(ctx, r, &msg, &req.Meta)
+			op := new(telemetry.Op)
+			cctx := o.Start(ctx, op, r, &msg, &req.Meta)
 			op.SetTool("echo")
 			o.CallStarted(cctx)
 			o.CallEnded(cctx)

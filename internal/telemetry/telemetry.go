@@ -133,8 +133,11 @@ var noopSpan trace.Span = tracenoop.Span{}
 //
 // With tracing off nothing is extracted: the returned context is ctx, and a
 // remote trace context in the request is not passed on to the tools.
-func (o *Observer) Start(ctx context.Context, r *http.Request, msg *wire.Message, meta *wire.RequestMeta) (context.Context, *Op) {
-	op := &Op{o: o, span: noopSpan, method: msg.Method}
+//
+// The record is op, a zero Op the caller allocated: the HTTP edge keeps it
+// in the one allocation of its request's state.
+func (o *Observer) Start(ctx context.Context, op *Op, r *http.Request, msg *wire.Message, meta *wire.RequestMeta) context.Context {
+	op.o, op.span, op.method = o, noopSpan, msg.Method
 	if meta != nil {
 		op.version = meta.ProtocolVersion
 	}
@@ -144,7 +147,7 @@ func (o *Observer) Start(ctx context.Context, r *http.Request, msg *wire.Message
 		op.start = now()
 	}
 	if !o.tracing() {
-		return ctx, op
+		return ctx
 	}
 	parent, links := o.parent(ctx, r, meta)
 	ctx, span := o.tracer.Start(parent, spanMethod(msg.Method),
@@ -171,7 +174,7 @@ func (o *Observer) Start(ctx context.Context, r *http.Request, msg *wire.Message
 		}
 		span.SetAttributes(attrs...)
 	}
-	return ctx, op
+	return ctx
 }
 
 // parent returns the span's parent context and links: the _meta trace
