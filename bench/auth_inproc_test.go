@@ -90,14 +90,14 @@ func newAuthServer(tb testing.TB, authn wymcp.Authenticator) *wymcp.Server {
 func BenchmarkAuth(b *testing.B) {
 	c := cases[2]
 	run := func(b *testing.B, srv *wymcp.Server, token string) {
-		r, rd := newRequest(c)
+		r, rewind := newRequest(c)
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
 		w := &sink{h: http.Header{}}
 		b.ReportAllocs()
 		for b.Loop() {
-			rd.Reset([]byte(c.body))
+			rewind()
 			w.reset()
 			srv.ServeHTTP(w, r)
 		}

@@ -21,8 +21,11 @@ type RequestMeta struct {
 	// ClientCapabilities is the capabilities object as sent (always an
 	// object). The server must not infer capabilities from other requests.
 	ClientCapabilities RawJSON
-	// ClientInfo is the client's protocol.Implementation; the zero value when omitted.
-	ClientInfo protocol.Implementation
+	// ClientInfo is the clientInfo object as sent, nil when omitted. It is
+	// checked (an object with string name and version) but not decoded: no
+	// answer depends on it, so decoding it would cost every request two
+	// strings for nothing. ClientImplementation decodes it.
+	ClientInfo RawJSON
 	// LogLevel is the requested logging level, "" when absent. Without it the
 	// server sends no notifications/message (SEP-2577).
 	LogLevel string
@@ -50,6 +53,16 @@ func (m *RequestMeta) HasCapability(name string) bool {
 var logLevels = map[string]string{
 	"debug": "debug", "info": "info", "notice": "notice", "warning": "warning",
 	"error": "error", "critical": "critical", "alert": "alert", "emergency": "emergency",
+}
+
+// ClientImplementation decodes the client's clientInfo: the zero value when
+// it was omitted.
+func (m *RequestMeta) ClientImplementation() protocol.Implementation {
+	var impl protocol.Implementation
+	if m.ClientInfo != nil {
+		_ = Unmarshal(m.ClientInfo, &impl) // checked by parseMeta
+	}
+	return impl
 }
 
 // parseMeta validates the `_meta` envelope the scan found (DESIGN §5:
@@ -80,12 +93,11 @@ func parseMeta(f *fields) (RequestMeta, *Error) {
 		if !f.clientInfoObject {
 			return m, metaError(MetaClientInfo + " must be an object with name and version")
 		}
-		name, ok1 := unquote(f.raw(f.clientInfo.Name))
-		version, ok2 := unquote(f.raw(f.clientInfo.Version))
-		if !ok1 || !ok2 {
+		// The lexer has checked the strings themselves; here only their kind.
+		if kindOf(f.raw(f.clientInfo.Name)) != '"' || kindOf(f.raw(f.clientInfo.Version)) != '"' {
 			return m, metaError(MetaClientInfo + " must have string name and version")
 		}
-		m.ClientInfo = protocol.Implementation{Name: name, Version: version}
+		m.ClientInfo = f.raw(w.ClientInfo)
 	}
 	if w.LogLevel.present() {
 		if m.LogLevel, ok = logLevel(f.raw(w.LogLevel)); !ok {

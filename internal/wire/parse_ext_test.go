@@ -132,7 +132,7 @@ func TestParseRequestMeta(t *testing.T) {
 		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p1",`+
 		`"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}}}`)
 	m := req.Meta
-	if m.ProtocolVersion != "2026-07-28" || m.ClientInfo.Name != "c" || m.LogLevel != "debug" ||
+	if m.ProtocolVersion != "2026-07-28" || m.ClientImplementation().Name != "c" || m.LogLevel != "debug" ||
 		string(m.ProgressToken) != `"p1"` || m.Tracestate != "a=b" || !strings.HasPrefix(m.Traceparent, "00-") {
 		t.Errorf("meta = %+v", m)
 	}

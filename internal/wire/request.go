@@ -59,17 +59,18 @@ func (r *Request) RequestStateString() (string, bool) { return unquote(r.Request
 // fall-forward, so the answer must say what we speak). Any other request
 // with missing or malformed params or `_meta` is -32602; HTTP 400 for both.
 func ParseRequest(m Message) (*Request, *Error) {
-	f := m.fields
-	if f == nil {
+	p := m.parsed
+	if p == nil {
 		// A Message not made by Parse: read its params the same way (a
 		// params too long for fields' offsets is refused as malformed).
-		f = new(fields)
+		p = new(parsed)
 		if m.Params != nil {
-			if err := scanParams(m.Params, f); err != nil {
+			if err := scanParams(m.Params, &p.fields); err != nil {
 				return nil, metaError("params is malformed")
 			}
 		}
 	}
+	f := &p.fields
 	if f.params.present() && !f.paramsObject {
 		if m.Method == MethodInitialize {
 			return nil, UnsupportedVersion("")
@@ -84,7 +85,7 @@ func ParseRequest(m Message) (*Request, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Request{
+	p.req = Request{
 		ID:        m.ID,
 		Method:    m.Method,
 		Meta:      meta,
@@ -95,5 +96,6 @@ func ParseRequest(m Message) (*Request, *Error) {
 
 		InputResponses: f.raw(f.inputResponses),
 		RequestState:   f.raw(f.requestState),
-	}, nil
+	}
+	return &p.req, nil
 }
