@@ -32,7 +32,7 @@
 //     returns: Go cannot stop it from outside.
 //   - The containment strategy turns a fault past a method into the -32603
 //     "Internal error" reply, records the crash reason (a tools.Fault, with
-//     the stack a receiver middleware captured) on the span and the log, then
+//     the stack its mailbox captured) on the span and the log, then
 //     restarts the worker. It never stops a method for good, however many
 //     faults arrive (protoactor's default strategy stops an actor after ten
 //     failures in ten seconds), and it never leaves a requester waiting for a
