@@ -18,6 +18,7 @@ func ListenAndServe(h http.Handler, defaultPort string) {
 	if port == "" {
 		port = defaultPort
 	}
+	serveDiagnostics()
 	hs := &http.Server{Addr: "127.0.0.1:" + port, Handler: h}
 	go func() {
 		c := make(chan os.Signal, 1)
