@@ -22,6 +22,7 @@ targets=(
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"
+	"./auth FuzzBearerToken"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context

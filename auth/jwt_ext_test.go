@@ -187,6 +187,8 @@ func TestBearerRefusals(t *testing.T) {
 			challenge: `Bearer error="invalid_request", error_description="access tokens are accepted in the Authorization header only", ` + md},
 		{name: "token in the query string and the header", req: bearer(mcptest.ToolCall("echo", `{}`), good), url: "?access_token=" + good, status: 400,
 			challenge: `Bearer error="invalid_request", error_description="access tokens are accepted in the Authorization header only", ` + md},
+		{name: "token in the query string, its name percent-encoded", req: bearer(mcptest.ToolCall("echo", `{}`), good), url: "?access%5Ftoken=" + good, status: 400,
+			challenge: `Bearer error="invalid_request", error_description="access tokens are accepted in the Authorization header only", ` + md},
 		{name: "two Authorization headers", req: bearer(mcptest.ToolCall("echo", `{}`), good).WithExtra("Authorization", "Bearer "+good), status: 400,
 			challenge: `Bearer error="invalid_request", error_description="more than one Authorization header", ` + md},
 	}
