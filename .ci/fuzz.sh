@@ -23,6 +23,7 @@ targets=(
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"
 	"./auth FuzzBearerToken"
+	"./auth FuzzIntrospectionAnswer"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
