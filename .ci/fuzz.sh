@@ -24,6 +24,7 @@ targets=(
 	"./tools FuzzFastSchema"
 	"./auth FuzzBearerToken"
 	"./auth FuzzIntrospectionAnswer"
+	"./auth FuzzJWTVerify"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context

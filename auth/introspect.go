@@ -256,12 +256,6 @@ func (in *Introspection) call(ctx context.Context, token string) (*wymcp.Princip
 	return p, nil
 }
 
-// maxExpiry is the latest expiry a principal is given (the last second
-// of year 9999): an exp past it is taken as it. time.Unix cannot hold
-// every int64 (past about 292 billion years it wraps around to the
-// distant past), and no token needs more.
-const maxExpiry = 253402300799
-
 // check applies the acceptance rules to an answer. exp and nbf are
 // compared with now in Unix seconds, as the integers they are: converted
 // to a time.Time first, a huge nbf would wrap around to the past and pass.
@@ -288,7 +282,7 @@ func (in *Introspection) check(ans *introspection, now time.Time) (*wymcp.Princi
 		Subject:  ans.Sub,
 		ClientID: ans.ClientID,
 		Scopes:   scopesOf(ans.Scope),
-		Expiry:   time.Unix(min(*ans.Exp, maxExpiry), 0),
+		Expiry:   time.Unix(min(*ans.Exp, maxNumericDate), 0),
 	}
 	if p.Subject == "" {
 		p.Subject = p.ClientID

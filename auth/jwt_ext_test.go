@@ -106,6 +106,8 @@ func TestJWT(t *testing.T) {
 			status: 401, code: -32600, challenge: invalidToken("the token has expired")},
 		{name: "not yet valid", token: sign(t, es, with("", func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() }), nil),
 			status: 401, code: -32600, challenge: invalidToken("the token is not valid yet")},
+		{name: "nbf past the range of time.Time", token: sign(t, es, with("", func(c jwt.MapClaims) { c["nbf"] = 1e300 }), nil),
+			status: 401, code: -32600, challenge: invalidToken("the token is not valid yet")},
 		{name: "no exp", token: sign(t, rs, with("", func(c jwt.MapClaims) { delete(c, "exp") }), nil),
 			status: 401, code: -32600, challenge: invalidToken("the token lacks a required claim (exp, iss, aud)")},
 		{name: "wrong audience", token: sign(t, rs, with("", func(c jwt.MapClaims) { c["aud"] = "https://other.example.test/mcp" }), nil),
