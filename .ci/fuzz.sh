@@ -25,6 +25,7 @@ targets=(
 	"./auth FuzzBearerToken"
 	"./auth FuzzIntrospectionAnswer"
 	"./auth FuzzJWTVerify"
+	"./auth FuzzParseJWKS"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
