@@ -26,6 +26,7 @@ targets=(
 	"./auth FuzzIntrospectionAnswer"
 	"./auth FuzzJWTVerify"
 	"./auth FuzzParseJWKS"
+	"./internal/reqstate FuzzOpenState"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
