@@ -22,6 +22,11 @@ targets=(
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"
+	"./auth FuzzBearerToken"
+	"./auth FuzzIntrospectionAnswer"
+	"./auth FuzzJWTVerify"
+	"./auth FuzzParseJWKS"
+	"./internal/reqstate FuzzOpenState"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context

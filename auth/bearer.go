@@ -20,7 +20,8 @@ const MaxTokenBytes = 8 << 10
 //   - no Authorization header, or another scheme (Basic, DPoP):
 //     AuthNoToken (RFC 6750 §3.1: a request without the credentials the
 //     server accepts gets a challenge without an error code);
-//   - an access_token query parameter: AuthInvalidRequest. MCP forbids
+//   - an access_token query parameter (its name percent-decoded, as
+//     r.URL.Query() decodes it): AuthInvalidRequest. MCP forbids
 //     tokens in the URI (they end up in logs and Referer headers), and
 //     this server's metadata says bearer_methods_supported ["header"], so
 //     it is refused rather than ignored: a client that sends one learns
@@ -49,10 +50,8 @@ func BearerToken(r *http.Request) (string, error) {
 // pass over every byte (0.7 µs of a 10 µs request for an 800-byte JWT,
 // before the table below).
 func bearer(r *http.Request) (string, error) {
-	if r.URL != nil && r.URL.RawQuery != "" && strings.Contains(r.URL.RawQuery, "access_token") {
-		if q, err := url.ParseQuery(r.URL.RawQuery); err != nil || q.Has("access_token") {
-			return "", errTokenInQuery
-		}
+	if r.URL != nil && tokenInQuery(r.URL.RawQuery) {
+		return "", errTokenInQuery
 	}
 	values := r.Header.Values("Authorization")
 	switch len(values) {
@@ -73,6 +72,37 @@ func bearer(r *http.Request) (string, error) {
 	}
 	token := strings.TrimLeft(v[len(scheme):], " \t")
 	return strings.TrimRight(token, " \t"), nil
+}
+
+// tokenInQuery reports whether a raw query string has a parameter named
+// access_token: a name, percent-decoded as url.ParseQuery decodes it
+// (so "access%5Ftoken" is one, as r.URL.Query() and r.FormValue see it),
+// in a parameter separated by '&' or by the ';' that other servers still
+// split at. A name that does not decode is taken as it is.
+func tokenInQuery(raw string) bool {
+	// Only a percent escape makes "access_token" of other bytes ('+' is
+	// a space), so a query with neither is passed over without a scan.
+	if !strings.Contains(raw, "access_token") && !strings.Contains(raw, "%") {
+		return false
+	}
+	for raw != "" {
+		param := raw
+		if i := strings.IndexAny(raw, "&;"); i >= 0 {
+			param, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = ""
+		}
+		name, _, _ := strings.Cut(param, "=")
+		if strings.Contains(name, "%") {
+			if decoded, err := url.QueryUnescape(name); err == nil {
+				name = decoded
+			}
+		}
+		if name == "access_token" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkToken refuses an empty token, one longer than MaxTokenBytes, and

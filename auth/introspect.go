@@ -256,16 +256,20 @@ func (in *Introspection) call(ctx context.Context, token string) (*wymcp.Princip
 	return p, nil
 }
 
-// check applies the acceptance rules to an answer.
+// check applies the acceptance rules to an answer. exp and nbf are
+// compared with now in Unix seconds, as the integers they are: converted
+// to a time.Time first, a huge nbf would wrap around to the past and pass.
 func (in *Introspection) check(ans *introspection, now time.Time) (*wymcp.Principal, error) {
+	// For an integer t, now < t exactly when now's whole seconds are.
+	secs := now.Unix()
 	switch {
 	case !ans.Active:
 		return nil, errInactive
 	case ans.Exp == nil:
 		return nil, invalid("the token has no expiry", nil)
-	case !now.Before(time.Unix(*ans.Exp, 0)):
+	case secs >= *ans.Exp:
 		return nil, invalid("the token has expired", nil)
-	case ans.Nbf != nil && now.Before(time.Unix(*ans.Nbf, 0)):
+	case ans.Nbf != nil && secs < *ans.Nbf:
 		return nil, invalid("the token is not valid yet", nil)
 	case !audienceHas(ans.Aud, in.audience):
 		return nil, invalid("the token was issued for another resource", nil)
@@ -278,7 +282,7 @@ func (in *Introspection) check(ans *introspection, now time.Time) (*wymcp.Princi
 		Subject:  ans.Sub,
 		ClientID: ans.ClientID,
 		Scopes:   scopesOf(ans.Scope),
-		Expiry:   time.Unix(*ans.Exp, 0),
+		Expiry:   time.Unix(min(*ans.Exp, maxNumericDate), 0),
 	}
 	if p.Subject == "" {
 		p.Subject = p.ClientID

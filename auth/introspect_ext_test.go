@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -37,6 +38,10 @@ func newIntrospectionServer(t *testing.T) *asIntrospection {
 		"old":         {"active": true, "client_id": "c", "aud": testAudience, "exp": time.Now().Add(-time.Hour).Unix()},
 		"foreign-iss": {"active": true, "client_id": "c", "aud": testAudience, "exp": exp, "iss": "https://evil.example.test"},
 		"dpop":        {"active": true, "client_id": "c", "aud": testAudience, "exp": exp, "token_type": "DPoP"},
+		// Past what time.Unix holds (FuzzIntrospectionAnswer): this nbf
+		// used to wrap around to the past and pass.
+		"nbf-max": {"active": true, "client_id": "c", "aud": testAudience, "exp": exp, "nbf": int64(math.MaxInt64)},
+		"exp-max": {"active": true, "client_id": "forever", "aud": testAudience, "exp": int64(math.MaxInt64)},
 	}
 	s := &asIntrospection{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,6 +88,7 @@ func TestIntrospection(t *testing.T) {
 
 	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "opaque-client")
 	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("admin", `{}`), "admin")), "user-7")
+	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "exp-max")), "forever")
 	expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("admin", `{}`), "active")), 403, -32600, "1",
 		`Bearer error="insufficient_scope", `+md+`, scope="tools:admin"`)
 	for token, desc := range map[string]string{
@@ -92,6 +98,7 @@ func TestIntrospection(t *testing.T) {
 		"old":                "the token has expired",
 		"foreign-iss":        "the token is from another issuer",
 		"dpop":               "the token is not a bearer token",
+		"nbf-max":            "the token is not valid yet",
 	} {
 		expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), token)), 401, -32600, "1", invalidToken(desc))
 	}

@@ -20,6 +20,13 @@ import (
 // long.
 const DefaultLeeway = 30 * time.Second
 
+// maxNumericDate is the last second of year 9999, in Unix seconds: the
+// latest time an exp or nbf is taken to name. time.Unix cannot hold every
+// int64 (past about 292 billion years it wraps around to the distant
+// past), and no token needs more: a later exp is taken as this one, a
+// later nbf is not reached.
+const maxNumericDate = 253402300799
+
 // JWTOptions configures a [JWT] authenticator. A nil *JWTOptions, and
 // every zero field, means the documented default.
 type JWTOptions struct {
@@ -193,12 +200,20 @@ func (v *JWT) Verify(ctx context.Context, token string) (*wymcp.Principal, error
 		return nil, jwtRefusal(err)
 	}
 	claims := parsed.Claims.(jwt.MapClaims)
+	// golang-jwt makes a time.Time of nbf through int64 and time.Unix,
+	// which wrap around past their range: an nbf of 1e300 came out in the
+	// distant past and passed. A token valid only after year 9999 is not
+	// valid yet.
+	if nbf, ok := claims["nbf"].(float64); ok && nbf > maxNumericDate {
+		return nil, errNotYetValid
+	}
 	p := principalOf(claims)
 	v.cache.put(token, jwtVerdict{p: p, key: used}, p.Expiry.Add(v.leeway))
 	return p, nil
 }
 
 var (
+	errNotYetValid    = invalid("the token is not valid yet", nil)
 	errNotAccessToken = invalid("the token is not an access token (typ)", nil)
 	errCritical       = invalid("the token has critical header parameters this server does not understand", nil)
 )
