@@ -2,7 +2,7 @@
 // each server pinned to one core, the load generator to another, servers in
 // alternation (A B C … A B C …) for -reps repetitions, medians reported.
 // It prints a Markdown table on stdout and writes results.json and
-// throughput.svg under -out. See bench/README.md.
+// throughput.svg and latency.svg under -out. See bench/README.md.
 package main
 
 import (
@@ -189,7 +189,8 @@ func main() {
 	must(os.WriteFile(filepath.Join(outDir, "results.json"), js, 0o644))
 	must(os.WriteFile(filepath.Join(outDir, "results.md"), []byte(md), 0o644))
 	must(os.WriteFile(filepath.Join(outDir, "throughput.svg"), []byte(chart(specs, o.levels, sums, meta)), 0o644))
-	fmt.Fprintf(os.Stderr, "wrote %s/{results.json,results.md,throughput.svg}\n", outDir)
+	must(os.WriteFile(filepath.Join(outDir, "latency.svg"), []byte(latencyChart(specs, o.levels, sums, meta)), 0o644))
+	fmt.Fprintf(os.Stderr, "wrote %s/{results.json,results.md,throughput.svg,latency.svg}\n", outDir)
 	var bad uint64
 	for _, s := range sums {
 		bad += s.Errors

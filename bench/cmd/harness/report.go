@@ -93,6 +93,26 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 			b.WriteString("\n")
 		}
 	}
+	if _, ok := find(sums, "bare", levels[0]); ok {
+		b.WriteString("\nTail ÷ bare's: p99 / p99.9 latency, and server CPU per request:\n\n")
+		levelHeader(&b, "server", levels)
+		for _, sp := range specs {
+			if sp.Name == "bare" {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s |", sp.Name)
+			for _, c := range levels {
+				s, ok1 := find(sums, sp.Name, c)
+				base, ok2 := find(sums, "bare", c)
+				if !ok1 || !ok2 || base.P99us == 0 || base.P999us == 0 || base.ServerCPUus == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2fx / %.2fx, CPU %.2fx |", s.P99us/base.P99us, s.P999us/base.P999us, s.ServerCPUus/base.ServerCPUus)
+			}
+			b.WriteString("\n")
+		}
+	}
 	if _, ok := find(sums, "wymcp", levels[0]); ok {
 		b.WriteString("\nwymcp throughput ÷ each server's:\n\n")
 		levelHeader(&b, "vs", levels)
@@ -143,15 +163,70 @@ var colors = map[string]string{
 	"wymcp": "#d62728", "wymcp-auth": "#ff7f0e", "bare": "#555555", "gosdk": "#1f77b4", "mcpgo": "#2ca02c", "ts": "#9467bd",
 }
 
-// chart draws throughput by concurrency per server as an SVG line chart with
-// a log10 y axis and evenly spaced concurrency levels.
+// chart draws throughput by concurrency per server: one panel, log y axis.
 func chart(specs []spec, levels []int, sums []summary, meta map[string]any) string {
-	const W, H, left, right, top, bottom = 760, 440, 70, 170, 40, 50
-	pw, ph := float64(W-left-right), float64(H-top-bottom)
+	const W, H = 760, 440
+	var b strings.Builder
+	svgOpen(&b, W, H)
+	fmt.Fprintf(&b, `<text x="70" y="22" font-size="14" font-weight="bold">tools/call echo throughput (req/s, log scale), server on 1 core — medians of %v reps</text>`+"\n", meta["reps"])
+	p := panel{left: 70, top: 40, w: W - 70 - 170, h: H - 40 - 50, levels: levels, format: comma}
+	p.draw(&b, specs, sums, func(s summary) float64 { return s.RPS })
+	legend(&b, specs, W-170+15, 50)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// latencyChart draws latency under load by concurrency per server, in three
+// panels side by side — p50, p99 and p99.9, in ms on a log axis — so that a
+// tail that grows faster than its median shows.
+func latencyChart(specs []spec, levels []int, sums []summary, meta map[string]any) string {
+	const W, H, pw = 1130, 420, 270
+	var b strings.Builder
+	svgOpen(&b, W, H)
+	fmt.Fprintf(&b, `<text x="60" y="22" font-size="14" font-weight="bold">tools/call echo latency under load (ms, log scale), server on 1 core — medians of %v reps</text>`+"\n", meta["reps"])
+	for k, q := range []struct {
+		name string
+		v    func(summary) float64
+	}{
+		{"p50", func(s summary) float64 { return s.P50us / 1000 }},
+		{"p99", func(s summary) float64 { return s.P99us / 1000 }},
+		{"p99.9", func(s summary) float64 { return s.P999us / 1000 }},
+	} {
+		p := panel{left: 60 + k*(pw+50), top: 60, w: pw, h: H - 60 - 50, levels: levels, format: msLabel}
+		fmt.Fprintf(&b, `<text x="%d" y="48" font-weight="bold">%s</text>`+"\n", p.left, q.name)
+		p.draw(&b, specs, sums, q.v)
+	}
+	legend(&b, specs, W-140, 70)
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func msLabel(v float64) string {
+	if v < 1 {
+		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+	}
+	return comma(v)
+}
+
+func svgOpen(b *strings.Builder, w, h int) {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
+	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+}
+
+// panel is one plot: a value per server by concurrency level, evenly
+// spaced levels on x, a log10 y axis fitted to the values.
+type panel struct {
+	left, top, w, h int
+	levels          []int
+	format          func(float64) string
+}
+
+func (p panel) draw(b *strings.Builder, specs []spec, sums []summary, value func(summary) float64) {
+	pw, ph := float64(p.w), float64(p.h)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range sums {
-		if s.RPS > 0 {
-			lo, hi = min(lo, s.RPS), max(hi, s.RPS)
+		if v := value(s); v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
 		}
 	}
 	if math.IsInf(lo, 0) {
@@ -161,17 +236,14 @@ func chart(specs []spec, levels []int, sums []summary, meta map[string]any) stri
 	if yhi == ylo {
 		yhi++
 	}
+	left, top := float64(p.left), float64(p.top)
 	y := func(v float64) float64 { return top + ph*(1-(math.Log10(v)-ylo)/(yhi-ylo)) }
 	x := func(i int) float64 {
-		if len(levels) == 1 {
+		if len(p.levels) == 1 {
 			return left + pw/2
 		}
-		return left + pw*float64(i)/float64(len(levels)-1)
+		return left + pw*float64(i)/float64(len(p.levels)-1)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14" font-weight="bold">tools/call echo throughput (req/s, log scale), server on 1 core — medians of %v reps</text>`+"\n", left, meta["reps"])
 	for e := ylo; e <= yhi; e++ {
 		for _, m := range []float64{1, 2, 5} {
 			v := m * math.Pow(10, e)
@@ -183,38 +255,47 @@ func chart(specs []spec, levels []int, sums []summary, meta map[string]any) stri
 			if m == 1 {
 				stroke = "#cccccc"
 			}
-			fmt.Fprintf(&b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", left, left+pw, yy, yy, stroke)
-			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, yy+4, comma(v))
+			fmt.Fprintf(b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="%s"/>`+"\n", left, left+pw, yy, yy, stroke)
+			fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, yy+4, p.format(v))
 		}
 	}
-	for i, c := range levels {
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.0f" stroke="#eeeeee"/>`+"\n", x(i), x(i), top, top+ph)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">c=%d</text>`+"\n", x(i), top+ph+18, c)
+	for i, c := range p.levels {
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#eeeeee"/>`+"\n", x(i), x(i), top, top+ph)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">c=%d</text>`+"\n", x(i), top+ph+18, c)
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">connections (closed loop, one request in flight each)</text>`+"\n", left+pw/2, H-10)
-	for k, sp := range specs {
-		col := colors[sp.Name]
-		if col == "" {
-			col = "#ff7f0e"
-		}
+	for _, sp := range specs {
+		col, dash := style(sp.Name)
 		var pts []string
-		for i, c := range levels {
-			if s, ok := find(sums, sp.Name, c); ok && s.RPS > 0 {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(s.RPS)))
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%d: %s req/s</title></circle>`+"\n", x(i), y(s.RPS), col, sp.Name, c, comma(s.RPS))
+		for i, c := range p.levels {
+			if s, ok := find(sums, sp.Name, c); ok && value(s) > 0 {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(value(s))))
+				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%d: %s</title></circle>`+"\n", x(i), y(value(s)), col, sp.Name, c, p.format(value(s)))
 			}
 		}
-		dash := ""
-		if sp.Name == "bare" {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
-		ly := top + 10 + 22*k
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`+"\n", W-right+15, W-right+40, ly, ly, col, dash)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", W-right+46, ly+4, sp.Name)
+		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
 	}
-	b.WriteString("</svg>\n")
-	return b.String()
+}
+
+// style is a server's line colour and dash (the bare handler, the ceiling,
+// is dashed).
+func style(name string) (col, dash string) {
+	col = colors[name]
+	if col == "" {
+		col = "#ff7f0e"
+	}
+	if name == "bare" {
+		dash = ` stroke-dasharray="6 4"`
+	}
+	return col, dash
+}
+
+func legend(b *strings.Builder, specs []spec, x, y int) {
+	for k, sp := range specs {
+		col, dash := style(sp.Name)
+		ly := y + 22*k
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`+"\n", x, x+25, ly, ly, col, dash)
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", x+31, ly+4, sp.Name)
+	}
 }
 
 // levelHeader writes the header and alignment rows of a table with one
