@@ -11,7 +11,11 @@ import (
 
 // RawHandler runs a raw tool. arguments is params.arguments as sent, already
 // validated against the tool's input schema ({} when the request had none);
-// the handler must not modify it. It may be called concurrently. ctx is done
+// the handler must not modify it, and must not keep it past its return: it
+// is a slice of the request's body, whose buffer the server reuses once the
+// call is answered (copy what must outlive the call; a result may carry it,
+// as the result is encoded before the handler's caller returns). It may be
+// called concurrently. ctx is done
 // at the tool's deadline or when the client goes away; a handler that does
 // long work should watch it.
 //

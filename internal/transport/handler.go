@@ -82,7 +82,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, nil, wire.ID{}, rej)
 		return
 	}
-	body, err := h.readBody(w, r)
+	in := inbounds.Get().(*inbound)
+	defer in.release()
+	body, err := h.readBody(w, r, in)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -96,7 +98,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Stage 2: parse and classify.
-	msg, id, perr := wire.Parse(body)
+	msg, id, perr := wire.ParseInto(&in.scratch, body)
 	if perr != nil {
 		h.writeRejection(w, r, nil, id, reject(StageParse, http.StatusBadRequest, perr))
 		return
@@ -168,6 +170,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// server/discover, tools/list, and a tools/call naming no tool.
 		reply, err := h.sys.Ask(call)
 		if err != nil {
+			in.abandon()
 			op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		}
@@ -176,7 +179,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		op.End(r.Context(), reply.Code(), reply.ToolError)
 		return
 	}
-	h.serveCall(ctx, w, r, x)
+	if !h.serveCall(ctx, w, r, x) {
+		in.abandon()
+	}
 }
 
 // exchange is the state of one classified message past stage 2: its
@@ -193,7 +198,10 @@ type exchange struct {
 // serveCall runs a tools/call naming a tool and writes its answer through a
 // responder: the tool runs on this goroutine, and progress reports and the
 // watchdog's reply may come from others (see responder).
-func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) {
+//
+// It reports false when the client went away before the answer: then the
+// method may still be running on another goroutine (see inbound.abandon).
+func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) bool {
 	call, op := &x.call, &x.op
 	h.obs.CallStarted(ctx)
 	defer h.obs.CallEnded(ctx)
@@ -213,9 +221,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		// tool returns precede its answer, and a tool reporting faster than
 		// the client reads waits for it.
 		call.Ctx = tools.WithProgress(call.Ctx, func(progress float64, total *float64, message string) {
-			if b, err := progressNotification(token, progress, total, message); err == nil {
-				resp.progress(b)
-			}
+			resp.progress(token, progress, total, message)
 		})
 	}
 	reply, err := h.sys.Ask(call)
@@ -223,7 +229,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		// The client went away: its tool's context is cancelled, and
 		// nothing more is written for it.
 		op.End(context.WithoutCancel(ctx), 0, false)
-		return
+		return false
 	}
 	// Stage 8: the send; after it only telemetry runs.
 	resp.answer(reply)
@@ -231,6 +237,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		op.InputRequired()
 	}
 	op.End(r.Context(), reply.Code(), reply.ToolError)
+	return true
 }
 
 var (
@@ -239,15 +246,64 @@ var (
 		wire.Errorf(wire.CodeParseError, "Parse error: the body ended before its declared end"))
 )
 
-// readBody reads the whole body within the limit. The exact-size read for a
-// declared Content-Length avoids io.ReadAll's growth copies.
+// inbound is a request's body and the space its message is parsed into.
+// Both are done with when ServeHTTP returns: the tool ran on the request's
+// goroutine and has returned, the answer is written, and every string the
+// telemetry or a late answer keeps was copied out. So they are pooled, and
+// reused: they are the two largest allocations of a request (bench/, issue
+// "tail latency": the garbage collector's cycles follow the bytes a request
+// allocates, and with one core each cycle's work is taken from requests).
+// A raw tool must not keep its arguments past its return (tools.RawHandler
+// says so); anything else that reads into the body copies first.
+type inbound struct {
+	body    []byte
+	scratch wire.Scratch
+	// abandoned: not to be reused (see abandon).
+	abandoned bool
+}
+
+// abandon keeps in out of the pool. Ask returns early only when the client
+// went away while it waited, and it waits only when another goroutine runs
+// the method (a worker's restart raced the call); that method may still be
+// reading the body, so the garbage collector, not the pool, takes it.
+func (in *inbound) abandon() { in.abandoned = true }
+
+var inbounds = sync.Pool{New: func() any { return new(inbound) }}
+
+// maxPooledBody bounds the body buffer kept in the pool: a larger body gets
+// a buffer of its own, so that one big request does not pin its memory.
+const maxPooledBody = 64 << 10
+
+// release returns in to the pool.
+func (in *inbound) release() {
+	if in.abandoned {
+		return
+	}
+	if cap(in.body) > maxPooledBody {
+		in.body = nil
+	}
+	inbounds.Put(in)
+}
+
+// readBody reads the whole body within the limit, into in's buffer when
+// it fits. The exact-size read for a declared Content-Length avoids
+// io.ReadAll's growth copies.
 //
 // A declared length was checked against the limit at the wire stage, and
 // net/http's body reader stops at it, so only a chunked body of unknown
 // length needs the MaxBytesReader.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if n := r.ContentLength; n >= 0 {
-		buf := make([]byte, n)
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, in *inbound) ([]byte, error) {
+	if n := int(r.ContentLength); n >= 0 {
+		var buf []byte
+		switch {
+		case n > maxPooledBody:
+			buf = make([]byte, n)
+		case cap(in.body) >= n:
+			buf = in.body[:n]
+		default:
+			buf = make([]byte, n, max(n, 512))
+			in.body = buf
+		}
 		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			return nil, err
 		}

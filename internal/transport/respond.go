@@ -26,12 +26,18 @@ type responder struct {
 	over bool // an answer was written, or the handler is returning
 }
 
-// progress writes one notification frame, if the stream is still open.
-func (p *responder) progress(notification []byte) {
+// progress writes one notifications/progress frame for token, if the
+// stream is still open. The notification is built under the lock, after
+// that check: token is a slice of the request's body, which is reused once
+// the handler has returned, and a tool's goroutine may report late.
+func (p *responder) progress(token wire.RawJSON, progress float64, total *float64, message string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.over {
-		p.stream.notify(notification)
+	if p.over {
+		return
+	}
+	if b, err := progressNotification(token, progress, total, message); err == nil {
+		p.stream.notify(b)
 	}
 }
 

@@ -31,14 +31,21 @@ type Message struct {
 	parsed *parsed
 }
 
-// parsed is the one allocation Parse makes per message: the fields the
-// scan found and the Request ParseRequest builds from them. They live and
-// die with the message, so one object serves both (bench/: an allocation
-// per request saved, on the path every request takes).
+// parsed is what Parse keeps of a message: the fields the scan found and
+// the Request ParseRequest builds from them. They live and die with the
+// message, so one object serves both (bench/: an allocation per request
+// saved, on the path every request takes).
 type parsed struct {
 	fields fields
 	req    Request
 }
+
+// Scratch is the space one message is parsed into (ParseInto): a caller
+// that reuses it across messages, as the HTTP edge does with its pooled
+// request buffers, parses without allocating. A message, its Request and
+// every RawJSON in them refer into the Scratch and the body: both must stay
+// untouched until the message is done with.
+type Scratch struct{ p parsed }
 
 // Parse decodes and classifies one HTTP body (DESIGN §3 stage 2).
 //
@@ -48,7 +55,10 @@ type parsed struct {
 // surrogates, nesting past MaxDepth); -32600 for valid JSON that is not a
 // single JSON-RPC 2.0 request or notification (a batch, a posted response,
 // a wrong jsonrpc member, a missing method, an id of the wrong type).
-func Parse(body []byte) (Message, ID, *Error) {
+func Parse(body []byte) (Message, ID, *Error) { return ParseInto(new(Scratch), body) }
+
+// ParseInto is Parse into s, which it resets first.
+func ParseInto(s *Scratch, body []byte) (Message, ID, *Error) {
 	start := valueStart(body)
 	if start < 0 || body[start] != '{' {
 		// Not an object. Valid JSON (a batch array, a string…) is an
@@ -58,7 +68,8 @@ func Parse(body []byte) (Message, ID, *Error) {
 		}
 		return Message{}, ID{}, errNotObject
 	}
-	p := new(parsed)
+	s.p = parsed{}
+	p := &s.p
 	w := &p.fields
 	if err := scan(body, w); err != nil {
 		// What was read before the error is thrown away with w. A body too
