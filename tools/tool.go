@@ -10,7 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -134,7 +134,7 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 	}
 	// Encode the definition now so that a _meta value goccy cannot encode
 	// fails New, not the first tools/list.
-	if _, err := strictjson.Marshal(t.def); err != nil {
+	if _, err := wire.AppendTool(nil, &t.def); err != nil {
 		return nil, nil, fmt.Errorf("tools: tool %q: definition does not encode: %w", name, err)
 	}
 	return t, c, nil

@@ -56,7 +56,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
 	ttl := cfg.CacheTTL
-	info, err := wire.Marshal(cfg.Info)
+	info, err := wire.AppendImplementation(nil, cfg.Info)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server info: %w", err)
 	}
@@ -67,7 +67,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	t := &tables{states: states, serverInfo: info, serverMeta: meta}
 	// server/discover names no tool and depends on nothing about the
 	// caller, so every client may share it, whatever the authorization.
-	t.discoverResult, err = wire.Marshal(wire.DiscoverResult{
+	t.discoverResult, err = wire.AppendDiscoverResult(nil, wire.DiscoverResult{
 		ResultType:        wire.ResultTypeComplete,
 		SupportedVersions: wire.SupportedVersions(),
 		Capabilities:      wire.RawJSON(`{"tools":{}}`),
@@ -87,7 +87,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	}
 	// The MAC key binds cursors to this tool set: a cursor from a server
 	// with other tools (an older deploy) is refused, not misread.
-	encoded, err := wire.Marshal(defs)
+	encoded, err := wire.AppendTools(nil, defs)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding tools: %w", err)
 	}
@@ -139,7 +139,7 @@ func (p listParams) build(defs []protocol.Tool, subset []byte) (*listing, error)
 			res.NextCursor = cursor(page + 1)
 			l.cursors[res.NextCursor] = page + 1
 		}
-		b, err := wire.Marshal(res)
+		b, err := wire.AppendListToolsResult(nil, res)
 		if err != nil {
 			return nil, fmt.Errorf("wymcp: encoding tools/list: %w", err)
 		}

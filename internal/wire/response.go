@@ -33,7 +33,11 @@ func AppendErrorObject(dst []byte, e *Error) []byte {
 // ServerMeta returns the result _meta object that names the server; every
 // result carries it (MCP 2026-07-28, basic/index.mdx: result _meta).
 func ServerMeta(info protocol.Implementation) (RawJSON, error) {
-	return Marshal(map[string]protocol.Implementation{MetaServerInfo: info})
+	b, err := AppendImplementation([]byte(`{"`+MetaServerInfo+`":`), info)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 // ProgressParams returns the JSON text of the params of a
