@@ -31,7 +31,7 @@ func main() {
 	kib, _ := strconv.Atoi(os.Getenv("BALLAST_KB"))
 	var prev *node
 	for range kib * 1024 / 64 {
-		n := &node{next: prev, a: prev}
+		n := &node{next: prev, a: prev, b: prev}
 		ballast = append(ballast, n)
 		prev = n
 	}
