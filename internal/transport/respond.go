@@ -45,16 +45,26 @@ func (p *responder) progress(token wire.RawJSON, progress float64, total *float6
 func (p *responder) answer(r actors.Reply) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if e, ok := p.claim(r); ok {
+		p.h.writeAnswer(p.w, replyStatus(r), e)
+	}
+}
+
+// claim makes r the answer if none was written (the first of answer and
+// WriteLate wins) and, on a stream, sends it as the stream's last event.
+// It returns the envelope the caller must write, with ok, only when r won
+// and the answer is a plain JSON body. p.mu is held.
+func (p *responder) claim(r actors.Reply) (e envelope, ok bool) {
 	if p.over {
-		return
+		return e, false
 	}
 	p.over = true
-	e := replyEnvelope(p.id, r)
+	e = replyEnvelope(p.id, r)
 	if p.stream != nil {
 		p.stream.answer(e)
-		return
+		return e, false
 	}
-	p.h.writeAnswer(p.w, replyStatus(r), e)
+	return e, true
 }
 
 var _ actors.LateWriter = (*responder)(nil)
@@ -65,13 +75,8 @@ var _ actors.LateWriter = (*responder)(nil)
 func (p *responder) WriteLate(r actors.Reply) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.over {
-		return
-	}
-	p.over = true
-	e := replyEnvelope(p.id, r)
-	if p.stream != nil {
-		p.stream.answer(e)
+	e, ok := p.claim(r)
+	if !ok {
 		return
 	}
 	// The length goes out with the headers: flushed before the handler
