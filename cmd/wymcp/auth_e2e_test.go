@@ -1,100 +1,33 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// authServer is the JSON line interop/oauth/start.sh prints (see its
-// README): a real authorization server, npm oidc-provider.
-type authServer struct {
-	Issuer                    string `json:"issuer"`
-	JWKSURI                   string `json:"jwks_uri"`
-	TokenEndpoint             string `json:"token_endpoint"`
-	IntrospectionEndpoint     string `json:"introspection_endpoint"`
-	ClientID                  string `json:"client_id"`
-	ClientSecret              string `json:"client_secret"`
-	OpaqueClientID            string `json:"opaque_client_id"`
-	OpaqueClientSecret        string `json:"opaque_client_secret"`
-	IntrospectionClientID     string `json:"introspection_client_id"`
-	IntrospectionClientSecret string `json:"introspection_client_secret"`
-	Server                    string `json:"server"`
-	Node                      string `json:"node"`
-	PID                       int    `json:"pid"`
-}
-
-// startAuthServer runs interop/oauth/start.sh and returns its line and a
-// stop function (also a cleanup). Anything missing (node, npm, the
-// registry for a first npm ci) fails the test: it runs only when asked.
-func startAuthServer(t *testing.T) (authServer, func()) {
+// startAuthServer runs interop/oauth/start.sh: a real authorization server
+// (npm oidc-provider), stopped at the test's end.
+func startAuthServer(t *testing.T) (mcptest.AuthServer, func()) {
 	t.Helper()
 	script, err := filepath.Abs(filepath.Join("..", "..", "interop", "oauth", "start.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", script)
-	cmd.Env = append(os.Environ(), "OAUTH_QUIET=1")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", script, err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("authorization server stderr:\n%s", stderr.String())
-		}
-	})
-	lines := make(chan []byte, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadBytes('\n')
-		lines <- line
-		_, _ = io.Copy(io.Discard, r)
-	}()
-	var as authServer
-	select {
-	case line := <-lines:
-		if err := json.Unmarshal(line, &as); err != nil || as.Issuer == "" {
-			t.Fatalf("start.sh printed %q (%v)\n%s", line, err, stderr.String())
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("start.sh printed nothing in 5 minutes\n%s", stderr.String())
-	}
-	return as, stop
+	return mcptest.StartAuthServer(t, script, "OAUTH_QUIET=1")
 }
 
 // clientToken asks the authorization server for a client-credentials
 // token for resource (RFC 8707) with scope.
-func clientToken(t *testing.T, as authServer, id, secret, resource, scope string) string {
+func clientToken(t *testing.T, as mcptest.AuthServer, id, secret, resource, scope string) string {
 	t.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}, "resource": {resource}, "scope": {scope}}
 	req, err := http.NewRequest(http.MethodPost, as.TokenEndpoint, strings.NewReader(form.Encode()))

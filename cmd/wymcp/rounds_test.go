@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // Multi-round-trip calls through the binary: the demo's elicitation round,
@@ -117,7 +119,7 @@ func TestStateKeyWarning(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var stderr syncBuffer
+			var stderr mcptest.SyncBuffer
 			ctx, cancel := context.WithCancel(t.Context())
 			lines := make(chan string, 1)
 			done := make(chan error, 1)

@@ -9,8 +9,6 @@
 package check
 
 import (
-	"bufio"
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -24,124 +22,24 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// serverInfo is the JSON line start.sh prints.
-type serverInfo struct {
-	Issuer                    string   `json:"issuer"`
-	MetadataURL               string   `json:"metadata_url"`
-	JWKSURI                   string   `json:"jwks_uri"`
-	TokenEndpoint             string   `json:"token_endpoint"`
-	IntrospectionEndpoint     string   `json:"introspection_endpoint"`
-	RevocationEndpoint        string   `json:"revocation_endpoint"`
-	ClientID                  string   `json:"client_id"`
-	ClientSecret              string   `json:"client_secret"`
-	OpaqueClientID            string   `json:"opaque_client_id"`
-	OpaqueClientSecret        string   `json:"opaque_client_secret"`
-	IntrospectionClientID     string   `json:"introspection_client_id"`
-	IntrospectionClientSecret string   `json:"introspection_client_secret"`
-	Scopes                    []string `json:"scopes"`
-	Audiences                 []string `json:"audiences"`
-	JWTAlg                    string   `json:"jwt_alg"`
-	JWTKid                    string   `json:"jwt_kid"`
-	TokenTTL                  int64    `json:"token_ttl"`
-	Server                    string   `json:"server"`
-	Node                      string   `json:"node"`
-	PID                       int      `json:"pid"`
-}
-
-// lockedBuffer collects the server's stderr for failure reports.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// startServer runs start.sh with the extra environment, reads its JSON line
-// and returns it with a function that stops the server (also registered as
-// a cleanup). A cold start includes npm ci, hence the generous timeout.
-func startServer(t *testing.T, env ...string) (serverInfo, func()) {
+// startServer runs start.sh with the extra environment and returns its
+// JSON line with a function that stops the server (also a cleanup).
+func startServer(t *testing.T, env ...string) (mcptest.AuthServer, func()) {
 	t.Helper()
 	script, err := filepath.Abs(filepath.Join("..", "start.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", script)
-	cmd.Env = append(os.Environ(), env...)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("authorization server stderr:\n%s", stderr.String())
-		}
-	})
-
-	type lineOrErr struct {
-		line []byte
-		err  error
-	}
-	got := make(chan lineOrErr, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, err := r.ReadBytes('\n')
-		got <- lineOrErr{line, err}
-		_, _ = io.Copy(io.Discard, r)
-	}()
-	var info serverInfo
-	select {
-	case l := <-got:
-		if l.err != nil {
-			t.Fatalf("start.sh ended before printing its JSON line: %v\n%s", l.err, stderr.String())
-		}
-		if err := json.Unmarshal(l.line, &info); err != nil {
-			t.Fatalf("start.sh printed %q: %v", l.line, err)
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("start.sh printed nothing in 5 minutes\n%s", stderr.String())
-	}
-	if info.PID != cmd.Process.Pid {
-		t.Errorf("pid %d in the JSON line, but start.sh runs as %d (it should exec the server)", info.PID, cmd.Process.Pid)
-	}
+	info, stop := mcptest.StartAuthServer(t, script, env...)
 	t.Logf("%s (node %s) ready at %s in %v", info.Server, info.Node, info.Issuer, time.Since(began).Round(time.Millisecond))
 	return info, stop
 }
@@ -212,7 +110,7 @@ type tokenResponse struct {
 }
 
 // clientCredentials asks for a token for one resource (RFC 8707) and scopes.
-func clientCredentials(t *testing.T, info serverInfo, id, secret, resource, scope string) (int, tokenResponse) {
+func clientCredentials(t *testing.T, info mcptest.AuthServer, id, secret, resource, scope string) (int, tokenResponse) {
 	t.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if resource != "" {
@@ -226,7 +124,7 @@ func clientCredentials(t *testing.T, info serverInfo, id, secret, resource, scop
 	return status, tr
 }
 
-func mustToken(t *testing.T, info serverInfo, id, secret, resource, scope string) tokenResponse {
+func mustToken(t *testing.T, info mcptest.AuthServer, id, secret, resource, scope string) tokenResponse {
 	t.Helper()
 	status, tr := clientCredentials(t, info, id, secret, resource, scope)
 	if status != http.StatusOK || tr.AccessToken == "" {
@@ -366,7 +264,7 @@ type introspection struct {
 	Error     string `json:"error"`
 }
 
-func introspect(t *testing.T, info serverInfo, id, secret, token string) (int, introspection) {
+func introspect(t *testing.T, info mcptest.AuthServer, id, secret, token string) (int, introspection) {
 	t.Helper()
 	var out introspection
 	status := postForm(t, info.IntrospectionEndpoint, id, secret, url.Values{"token": {token}}, &out)
