@@ -9,7 +9,6 @@ package bench_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -19,8 +18,7 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/bench/benchauth"
-	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/bench/echotool"
 )
 
 // authKeys are the bench's two signing keys, made once.
@@ -57,24 +55,11 @@ func newVerifier(tb testing.TB, key *benchauth.Key, cacheSize int) (*auth.JWT, s
 // newAuthServer is newServer's echo behind authn (nil: no auth).
 func newAuthServer(tb testing.TB, authn wymcp.Authenticator) *wymcp.Server {
 	tb.Helper()
-	tool, err := tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema),
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
-			var in struct {
-				Text string `json:"text"`
-			}
-			if err := protocol.Unmarshal(args, &in); err != nil {
-				return nil, errors.New("arguments cannot be decoded")
-			}
-			return protocol.TextResult(in.Text), nil
-		})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	opts := &wymcp.Options{Logger: slog.New(slog.DiscardHandler)}
 	if authn != nil {
 		opts.Auth = &wymcp.AuthOptions{Authenticator: authn, ResourceMetadata: "https://mcp.bench.wymcp.test/.well-known/oauth-protected-resource/mcp"}
 	}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, opts, tool)
+	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, opts, echotool.New())
 	if err != nil {
 		tb.Fatal(err)
 	}

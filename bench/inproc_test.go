@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,31 +20,17 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/bench/bareh"
+	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/loadgen"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
-const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
-
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1.0.0"}}`
 
 func newServer(tb testing.TB) *wymcp.Server {
 	tb.Helper()
-	tool, err := tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema),
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
-			var in struct {
-				Text string `json:"text"`
-			}
-			if err := protocol.Unmarshal(args, &in); err != nil {
-				return nil, errors.New("arguments cannot be decoded")
-			}
-			return protocol.TextResult(in.Text), nil
-		})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, tool)
+	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -226,16 +211,7 @@ func BenchmarkWymcpRounds(b *testing.B) {
 			}
 			return protocol.TextResult(string(name.Content)), nil
 		}))
-	echo := tools.Must(tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema),
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
-			var in struct {
-				Text string `json:"text"`
-			}
-			if err := protocol.Unmarshal(args, &in); err != nil {
-				return nil, errors.New("arguments cannot be decoded")
-			}
-			return protocol.TextResult(in.Text), nil
-		}))
+	echo := echotool.New()
 	srv, err := wymcp.New(wymcp.Implementation{Name: "rounds-wymcp", Version: "1.0.0"},
 		&wymcp.Options{StateKeys: [][]byte{bytes.Repeat([]byte{7}, wymcp.StateKeySize)}, StateTTL: time.Hour}, ask, echo)
 	if err != nil {

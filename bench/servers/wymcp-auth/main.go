@@ -6,8 +6,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"log"
 	"net/http"
 	"os"
@@ -15,23 +13,9 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/bench/benchauth"
+	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/serve"
-	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
-
-// echoSchema is the schema of cmd/wymcp's demo echo.
-const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
-
-func echo(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
-	var in struct {
-		Text string `json:"text"`
-	}
-	if err := protocol.Unmarshal(args, &in); err != nil {
-		return nil, errors.New("arguments cannot be decoded")
-	}
-	return protocol.TextResult(in.Text), nil
-}
 
 func main() {
 	doc, err := os.ReadFile(os.Getenv(benchauth.JWKSEnv))
@@ -46,13 +30,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tool, err := tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(echoSchema), echo)
-	if err != nil {
-		log.Fatal(err)
-	}
 	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, &wymcp.Options{
 		Auth: &wymcp.AuthOptions{Authenticator: verifier},
-	}, tool)
+	}, echotool.New())
 	if err != nil {
 		log.Fatal(err)
 	}
