@@ -72,67 +72,28 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 		fmt.Fprintf(&b, " %s | %.0f | %d |\n", strings.Join(cpu, "/"), rss, errs)
 	}
 
-	// Ratios to bare (throughput), and wymcp against each peer.
-	if _, ok := find(sums, "bare", levels[0]); ok {
-		b.WriteString("\nThroughput ÷ bare (p99 ÷ bare's p99 in brackets):\n\n")
-		levelHeader(&b, "server", levels)
-		for _, sp := range specs {
-			if sp.Name == "bare" {
-				continue
+	// Ratios to bare (throughput, then the tail), and wymcp against each peer.
+	ratioTable(&b, "Throughput ÷ bare (p99 ÷ bare's p99 in brackets)", "server", "bare", specs, levels, sums,
+		func(s, bare summary) (string, bool) {
+			if bare.RPS == 0 || bare.P99us == 0 {
+				return "", false
 			}
-			fmt.Fprintf(&b, "| %s |", sp.Name)
-			for _, c := range levels {
-				s, ok1 := find(sums, sp.Name, c)
-				base, ok2 := find(sums, "bare", c)
-				if !ok1 || !ok2 || base.RPS == 0 || base.P99us == 0 {
-					b.WriteString(" – |")
-					continue
-				}
-				fmt.Fprintf(&b, " %.2fx (%.2fx) |", s.RPS/base.RPS, s.P99us/base.P99us)
+			return fmt.Sprintf("%.2fx (%.2fx)", s.RPS/bare.RPS, s.P99us/bare.P99us), true
+		})
+	ratioTable(&b, "Tail ÷ bare's: p99 / p99.9 latency, and server CPU per request", "server", "bare", specs, levels, sums,
+		func(s, bare summary) (string, bool) {
+			if bare.P99us == 0 || bare.P999us == 0 || bare.ServerCPUus == 0 {
+				return "", false
 			}
-			b.WriteString("\n")
-		}
-	}
-	if _, ok := find(sums, "bare", levels[0]); ok {
-		b.WriteString("\nTail ÷ bare's: p99 / p99.9 latency, and server CPU per request:\n\n")
-		levelHeader(&b, "server", levels)
-		for _, sp := range specs {
-			if sp.Name == "bare" {
-				continue
+			return fmt.Sprintf("%.2fx / %.2fx, CPU %.2fx", s.P99us/bare.P99us, s.P999us/bare.P999us, s.ServerCPUus/bare.ServerCPUus), true
+		})
+	ratioTable(&b, "wymcp throughput ÷ each server's", "vs", "wymcp", specs, levels, sums,
+		func(s, w summary) (string, bool) {
+			if s.RPS == 0 {
+				return "", false
 			}
-			fmt.Fprintf(&b, "| %s |", sp.Name)
-			for _, c := range levels {
-				s, ok1 := find(sums, sp.Name, c)
-				base, ok2 := find(sums, "bare", c)
-				if !ok1 || !ok2 || base.P99us == 0 || base.P999us == 0 || base.ServerCPUus == 0 {
-					b.WriteString(" – |")
-					continue
-				}
-				fmt.Fprintf(&b, " %.2fx / %.2fx, CPU %.2fx |", s.P99us/base.P99us, s.P999us/base.P999us, s.ServerCPUus/base.ServerCPUus)
-			}
-			b.WriteString("\n")
-		}
-	}
-	if _, ok := find(sums, "wymcp", levels[0]); ok {
-		b.WriteString("\nwymcp throughput ÷ each server's:\n\n")
-		levelHeader(&b, "vs", levels)
-		for _, sp := range specs {
-			if sp.Name == "wymcp" {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s |", sp.Name)
-			for _, c := range levels {
-				w, ok1 := find(sums, "wymcp", c)
-				s, ok2 := find(sums, sp.Name, c)
-				if !ok1 || !ok2 || s.RPS == 0 {
-					b.WriteString(" – |")
-					continue
-				}
-				fmt.Fprintf(&b, " %.2fx |", w.RPS/s.RPS)
-			}
-			b.WriteString("\n")
-		}
-	}
+			return fmt.Sprintf("%.2fx", w.RPS/s.RPS), true
+		})
 	b.WriteString("\nLoader CPU % of its core (median; near 100 means loader-bound) / other processes' CPU % during the point:\n\n")
 	levelHeader(&b, "server", levels)
 	for _, sp := range specs {
@@ -300,6 +261,38 @@ func legend(b *strings.Builder, specs []spec, x, y int) {
 
 // levelHeader writes the header and alignment rows of a table with one
 // column per concurrency level.
+// ratioTable writes a table of every server but ref against ref, a column
+// per concurrency level: each cell is cell(the server's point, ref's point),
+// "–" where a point is missing or cell has no ratio (a zero divisor). It
+// writes nothing when ref was not measured.
+func ratioTable(b *strings.Builder, title, corner, ref string, specs []spec, levels []int, sums []summary, cell func(s, ref summary) (string, bool)) {
+	if _, ok := find(sums, ref, levels[0]); !ok {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n\n", title)
+	levelHeader(b, corner, levels)
+	for _, sp := range specs {
+		if sp.Name == ref {
+			continue
+		}
+		fmt.Fprintf(b, "| %s |", sp.Name)
+		for _, c := range levels {
+			s, ok1 := find(sums, sp.Name, c)
+			base, ok2 := find(sums, ref, c)
+			text, ok3 := "", false
+			if ok1 && ok2 {
+				text, ok3 = cell(s, base)
+			}
+			if !ok3 {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(b, " %s |", text)
+		}
+		b.WriteString("\n")
+	}
+}
+
 func levelHeader(b *strings.Builder, first string, levels []int) {
 	fmt.Fprintf(b, "| %s |", first)
 	for _, c := range levels {
