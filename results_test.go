@@ -199,7 +199,7 @@ func TestToolsCall(t *testing.T) {
 	}{
 		{"arguments fail the schema", "echo", `{"text":5}`, "Invalid arguments for tool echo: at '/text': got number, want string"},
 		{"missing required argument", "echo", `{}`, "Invalid arguments for tool echo: at '': missing property 'text'"},
-		{"unknown argument", "add", `{"a":1,"b":2,"c":3}`, "Invalid arguments for tool add: at '': additional properties 'c' not allowed"},
+		{"unknown argument", "add", `{"a":1,"b":2,"c":3}`, "Invalid arguments for tool add: at '': additional property 'c' not allowed"},
 		{"tool returns an error", "fail", `{}`, "this tool always fails"},
 		{"tool panics", "panic", `{}`, "Tool execution failed: internal error"},
 		{"tool deadline", "short_deadline", `{}`, "Tool short_deadline timed out after 50ms"},

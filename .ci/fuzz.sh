@@ -22,6 +22,7 @@ targets=(
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"
+	"./internal/jsonschema/oracle FuzzAgreesWithReference"
 	"./auth FuzzBearerToken"
 	"./auth FuzzIntrospectionAnswer"
 	"./auth FuzzJWTVerify"

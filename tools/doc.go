@@ -38,10 +38,12 @@
 //
 // # Schemas
 //
-// Validation uses github.com/santhosh-tekuri/jsonschema/v6 with draft 2020-12
-// as the default dialect and a loader that refuses every URL: no `$ref` is
-// ever fetched, from the network or from a file (DESIGN §6). References
-// inside the document (`#/$defs/x`, `#anchor`) resolve as usual.
+// Schemas are JSON Schema 2020-12, validated by wymcp's own validator (it
+// holds no heap until a tool is built: see internal/jsonschema for why).
+// A `$schema` naming another dialect is refused when the tool is built. No
+// `$ref` is ever fetched, from the network or from a file (DESIGN §6);
+// references inside the document (`#/$defs/x`, `#anchor`, `$dynamicRef`,
+// embedded `$id` resources) resolve as usual.
 //
 // # Asking the client for input
 //

@@ -1,22 +1,20 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/wymcp/wymcp/internal/jsonschema"
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
 // A fast path for argument validation.
 //
 // The full path decodes the arguments into `any` (protocol.Unmarshal) and
-// runs the compiled santhosh-tekuri schema: about half of a trivial call's
+// runs the compiled schema (internal/jsonschema): about half of a trivial call's
 // time and allocations. Most schemas are simple — inferred ones always are:
 // types, properties, required, additionalProperties, items, a few bounds —
 // and most arguments are valid, so a validator that reads the raw bytes of
@@ -62,7 +60,7 @@ const (
 	// fastMaxPlain is the most digits of an integer the fast path compares
 	// (with "integer", "minimum", "maximum"): 15 digits are below 2^53, so
 	// goccy's float64 holds the value exactly and int64 comparison agrees
-	// with santhosh's big.Rat comparison.
+	// with the full validator's exact decimal comparison.
 	fastMaxPlain = 15
 )
 
@@ -94,10 +92,10 @@ var fastKindNames = map[string]fastKinds{
 
 // fastAnnotations are the keywords that never affect validity with wymcp's
 // compiler settings (verified by the differential tests): the 2020-12
-// meta-data vocabulary, $comment, and format and content*, which santhosh
-// asserts only with AssertFormat/AssertContent or under a meta-schema with
-// the format-assertion vocabulary — none of which wymcp uses. Keywords
-// starting with "x-" (such as x-mcp-header) are extensions santhosh ignores.
+// meta-data vocabulary, $comment, and format and content*, which the full
+// validator checks at compile time and never asserts (internal/jsonschema).
+// Keywords starting with "x-" (such as x-mcp-header) are extensions it
+// ignores, as it ignores every unknown keyword.
 var fastAnnotations = map[string]bool{
 	"title": true, "description": true, "$comment": true, "examples": true,
 	"default": true, "deprecated": true, "readOnly": true, "writeOnly": true,
@@ -168,7 +166,7 @@ func compileFast(raw []byte) *fastSchema {
 	if raw == nil {
 		return nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := jsonschema.Decode(raw)
 	if err != nil {
 		return nil
 	}

@@ -37,7 +37,7 @@ func fastValue(l *strictjson.Lexer, n *fastNode, depth int) bool {
 		// Strings are most values: checked here, without another call.
 		// enum and const compare the bytes between the quotes, so they
 		// need a string without escapes; the length is counted in code
-		// points, as santhosh counts it. Every string with an escaped
+		// points, as the full validator counts it. Every string with an escaped
 		// surrogate pair takes the full path.
 		if n.types&fastString == 0 {
 			return false

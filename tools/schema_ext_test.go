@@ -126,9 +126,9 @@ func TestValidationMessages(t *testing.T) {
 		{"missing property", tool, `{"home":{"street":"s"}}`, "Invalid arguments for tool fixture: at '/home': missing property 'city'"},
 		{"wrong type", tool, `{"name":1}`, "Invalid arguments for tool fixture: at '/name': got number, want string"},
 		{"two failures", tool, `{"name":true,"extra":1}`,
-			"Invalid arguments for tool fixture: at '/name': got boolean, want string; at '': additional properties 'extra' not allowed"},
+			"Invalid arguments for tool fixture: at '/name': got boolean, want string; at '': additional property 'extra' not allowed"},
 		{"typed missing", typed, `{}`, "Invalid arguments for tool echo: at '': missing property 'text'"},
-		{"pointer escaped", tool, `{"a/b~c":1}`, "Invalid arguments for tool fixture: at '': additional properties 'a/b~c' not allowed"},
+		{"pointer escaped", tool, `{"a/b~c":1}`, "Invalid arguments for tool fixture: at '': additional property 'a/b~c' not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/wymcp/wymcp/internal/jsonschema"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 )

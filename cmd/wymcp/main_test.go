@@ -148,7 +148,7 @@ func TestDemoTools(t *testing.T) {
 			"a typed tool: structuredContent plus the same JSON as text"},
 		{"sleep", "sleep", `{"ms":1}`, result(`{"type":"text","text":"slept 1 ms"}`, false), "a raw tool"},
 		{"sleep out of range", "sleep", `{"ms":600001}`,
-			result(`{"type":"text","text":"Invalid arguments for tool sleep: at '/ms': maximum: got 600,001, want 600,000"}`, true),
+			result(`{"type":"text","text":"Invalid arguments for tool sleep: at '/ms': got 600001, want at most 600000"}`, true),
 			"arguments fail the input schema: isError result"},
 		{"fail", "fail", `{}`, result(`{"type":"text","text":"this tool always fails"}`, true), "tool returns an error: isError result"},
 		{"panic", "panic", `{}`, result(`{"type":"text","text":"Tool execution failed: internal error"}`, true), "tool panics: tool containment, fixed text"},
