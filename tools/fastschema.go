@@ -64,10 +64,10 @@ const (
 	fastMaxPlain = 15
 )
 
-// draft2020 is the only `$schema` the fast path takes: wymcp compiles with
-// 2020-12 as the default draft, and another draft changes semantics (draft
-// 7 asserts "format", for one).
-const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+// draft2020 is the `$schema` the fast path takes, as written: the full
+// validator also takes it with an empty fragment ("…/schema#"), and
+// refuses every other dialect when the tool is built.
+const draft2020 = jsonschema.Dialect
 
 // fastKinds is a set of JSON Schema types, as the "type" keyword names them.
 type fastKinds uint8
