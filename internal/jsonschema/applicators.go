@@ -197,8 +197,8 @@ func (v *validator) unevaluated(n *node, inst any, ev *evaluated) bool {
 				}
 			}
 		}
-		for _, name := range sortedNames(x) {
-			ev.prop(name)
+		for name := range x {
+			ev.prop(name) // every member is evaluated now
 		}
 		if len(extra) > 0 {
 			ok = false

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // generic applies "type", "const" and "enum".
@@ -22,7 +23,7 @@ func (v *validator) generic(n *node, inst any) bool {
 	}
 	if n.hasEnum && !slices.ContainsFunc(n.enum, func(e any) bool { return equal(inst, e) }) {
 		ok = false
-		v.fail("want one of " + showList(n.enum))
+		v.fail("want one of " + show(n.enum))
 	}
 	return ok
 }
@@ -64,18 +65,26 @@ func (v *validator) numberKeywords(n *node, x float64) bool {
 	return ok
 }
 
+// count applies a pair of bounds on a count (minLength and maxLength,
+// minItems and maxItems, minProperties and maxProperties); -1 is no bound.
+func (v *validator) count(got int, noun string, least, most int) bool {
+	ok := true
+	if least >= 0 && got < least {
+		ok = false
+		v.fail("got " + plural(got, noun) + ", want at least " + strconv.Itoa(least))
+	}
+	if most >= 0 && got > most {
+		ok = false
+		v.fail("got " + plural(got, noun) + ", want at most " + strconv.Itoa(most))
+	}
+	return ok
+}
+
 func (v *validator) stringKeywords(n *node, s string) bool {
 	ok := true
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		runes := utf8Count(s)
-		if n.minLength >= 0 && runes < n.minLength {
-			ok = false
-			v.fail("got " + plural(runes, "character") + ", want at least " + strconv.Itoa(n.minLength))
-		}
-		if n.maxLength >= 0 && runes > n.maxLength {
-			ok = false
-			v.fail("got " + plural(runes, "character") + ", want at most " + strconv.Itoa(n.maxLength))
-		}
+	// Runes are counted only when a bound asks: counting reads the string.
+	if (n.minLength >= 0 || n.maxLength >= 0) && !v.count(utf8.RuneCountInString(s), "character", n.minLength, n.maxLength) {
+		ok = false
 	}
 	if n.pattern != nil && !n.pattern.MatchString(s) {
 		ok = false
@@ -85,15 +94,7 @@ func (v *validator) stringKeywords(n *node, s string) bool {
 }
 
 func (v *validator) arrayKeywords(n *node, arr []any, ev *evaluated) bool {
-	ok := true
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		ok = false
-		v.fail("got " + plural(len(arr), "item") + ", want at least " + strconv.Itoa(n.minItems))
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		ok = false
-		v.fail("got " + plural(len(arr), "item") + ", want at most " + strconv.Itoa(n.maxItems))
-	}
+	ok := v.count(len(arr), "item", n.minItems, n.maxItems)
 	if n.uniqueItems {
 		if i, j, dup := duplicate(arr); dup {
 			ok = false
@@ -159,15 +160,7 @@ func (v *validator) arrayKeywords(n *node, arr []any, ev *evaluated) bool {
 }
 
 func (v *validator) objectKeywords(n *node, obj map[string]any, ev *evaluated) bool {
-	ok := true
-	if n.minProperties >= 0 && len(obj) < n.minProperties {
-		ok = false
-		v.fail("got " + plural(len(obj), "property") + ", want at least " + strconv.Itoa(n.minProperties))
-	}
-	if n.maxProperties >= 0 && len(obj) > n.maxProperties {
-		ok = false
-		v.fail("got " + plural(len(obj), "property") + ", want at most " + strconv.Itoa(n.maxProperties))
-	}
+	ok := v.count(len(obj), "property", n.minProperties, n.maxProperties)
 	if missing := missingNames(obj, n.required); len(missing) > 0 {
 		ok = false
 		v.fail("missing " + names(missing, "property", "properties"))

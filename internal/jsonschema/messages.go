@@ -11,10 +11,6 @@ import (
 // maxShown bounds a schema value quoted in a message ("want one of …").
 const maxShown = 120
 
-// utf8Count counts a string's code points, as "minLength" and "maxLength"
-// do.
-func utf8Count(s string) int { return utf8.RuneCountInString(s) }
-
 // plural writes "1 item", "2 items"; "property" becomes "properties".
 func plural(n int, noun string) string {
 	if n != 1 {
@@ -72,11 +68,6 @@ func show(v any) string {
 		s = s[:cut] + "…"
 	}
 	return s
-}
-
-// showList writes the values of "enum".
-func showList(list []any) string {
-	return show(list)
 }
 
 // plain turns a normalized schema value back into one that marshals as
