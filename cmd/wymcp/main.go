@@ -39,15 +39,20 @@ import (
 const version = "0.1.0"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signalled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// After the first signal, restore the default handling so that a
-		// second one ends the process without waiting for the drain.
-		<-ctx.Done()
+		// second one ends the process without waiting for the drain, and
+		// only then begin the drain: a signal sent once the drain shows
+		// (readiness 503) must find the default handling in place.
+		<-signalled.Done()
 		stop()
+		cancel()
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	cancel()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
