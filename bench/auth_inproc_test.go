@@ -10,7 +10,6 @@ package bench_test
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/bench/benchauth"
 	"github.com/wymcp/wymcp/bench/echotool"
+	"github.com/wymcp/wymcp/bench/inproc"
 )
 
 // authKeys are the bench's two signing keys, made once.
@@ -79,11 +79,11 @@ func BenchmarkAuth(b *testing.B) {
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
-		w := &sink{h: http.Header{}}
+		w := inproc.NewSink()
 		b.ReportAllocs()
 		for b.Loop() {
 			rewind()
-			w.reset()
+			w.Reset()
 			srv.ServeHTTP(w, r)
 		}
 		check(b, c, w)

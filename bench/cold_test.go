@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp/bench/bareh"
+	"github.com/wymcp/wymcp/bench/inproc"
 )
 
 // evictions are the sizes of the buffer walked between requests: one the size of the
@@ -44,13 +45,13 @@ func walk(buf []byte) {
 func cold(b *testing.B, serve http.HandlerFunc, buf []byte) {
 	c := cases[2]
 	r, rewind := newRequest(c)
-	w := &sink{h: http.Header{}}
+	w := inproc.NewSink()
 	var spent time.Duration
 	n := 0
 	for b.Loop() {
 		walk(buf)
 		rewind()
-		w.reset()
+		w.Reset()
 		t := time.Now()
 		serve(w, r)
 		spent += time.Since(t)

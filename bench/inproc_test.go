@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/bench/bareh"
 	"github.com/wymcp/wymcp/bench/echotool"
+	"github.com/wymcp/wymcp/bench/inproc"
 	"github.com/wymcp/wymcp/bench/loadgen"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
@@ -38,45 +38,6 @@ func newServer(tb testing.TB) *wymcp.Server {
 	return srv
 }
 
-// sink is a reusable ResponseWriter, so that B/op and allocs/op are the
-// handler's own (httptest.NewRecorder allocates a recorder, a header map and
-// a bytes.Buffer per request).
-type sink struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-func (s *sink) Header() http.Header { return s.h }
-func (s *sink) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-}
-func (s *sink) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	s.body = append(s.body, b...)
-	return len(b), nil
-}
-
-// WriteString is net/http's too (its ResponseWriter is an io.StringWriter),
-// so that writing a string costs here what it costs there: no copy.
-func (s *sink) WriteString(str string) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	s.body = append(s.body, str...)
-	return len(str), nil
-}
-
-func (s *sink) reset() {
-	clear(s.h)
-	s.status = 0
-	s.body = s.body[:0]
-}
-
 type mcpReq struct {
 	method, name, body, expect string
 }
@@ -88,28 +49,13 @@ var cases = []mcpReq{
 }
 
 // newRequest returns the request of c and the function that rewinds its
-// body for the next iteration. The body is made bytes once, here: a
-// conversion per iteration would charge the benchmark's own allocation to
-// the handler's B/op and allocs/op.
-func newRequest(c mcpReq) (*http.Request, func()) {
-	body := []byte(c.body)
-	rd := bytes.NewReader(body)
-	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:38180/mcp", io.NopCloser(rd))
-	r.ContentLength = int64(len(c.body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", c.method)
-	if c.name != "" {
-		r.Header.Set("Mcp-Name", c.name)
-	}
-	return r, func() { rd.Reset(body) }
-}
+// body for the next iteration.
+func newRequest(c mcpReq) (*http.Request, func()) { return inproc.Request(c.method, c.name, c.body) }
 
-func check(tb testing.TB, c mcpReq, w *sink) {
+func check(tb testing.TB, c mcpReq, w *inproc.Sink) {
 	tb.Helper()
-	if w.status != http.StatusOK || !strings.Contains(string(w.body), c.expect) || strings.Contains(string(w.body), `"error":`) {
-		tb.Fatalf("%s: status %d body %s", c.method, w.status, w.body)
+	if w.Status != http.StatusOK || !strings.Contains(string(w.Body), c.expect) || strings.Contains(string(w.Body), `"error":`) {
+		tb.Fatalf("%s: status %d body %s", c.method, w.Status, w.Body)
 	}
 }
 
@@ -119,11 +65,11 @@ func BenchmarkWymcp(b *testing.B) {
 	for _, c := range cases {
 		b.Run(strings.ReplaceAll(c.method, "/", "_"), func(b *testing.B) {
 			r, rewind := newRequest(c)
-			w := &sink{h: http.Header{}}
+			w := inproc.NewSink()
 			b.ReportAllocs()
 			for b.Loop() {
 				rewind()
-				w.reset()
+				w.Reset()
 				srv.ServeHTTP(w, r)
 			}
 			check(b, c, w)
@@ -142,11 +88,11 @@ func parallel(b *testing.B, serve http.HandlerFunc) {
 	b.ResetTimer() // the server's construction is not the request's
 	b.RunParallel(func(pb *testing.PB) {
 		r, rewind := newRequest(c)
-		w := &sink{h: http.Header{}}
+		w := inproc.NewSink()
 		ran := false
 		for pb.Next() {
 			rewind()
-			w.reset()
+			w.Reset()
 			serve(w, r)
 			ran = true
 		}
@@ -179,11 +125,11 @@ func BenchmarkWymcpRecorder(b *testing.B) {
 func BenchmarkBare(b *testing.B) {
 	c := cases[2]
 	r, rewind := newRequest(c)
-	w := &sink{h: http.Header{}}
+	w := inproc.NewSink()
 	b.ReportAllocs()
 	for b.Loop() {
 		rewind()
-		w.reset()
+		w.Reset()
 		bareh.Handler(w, r)
 	}
 	check(b, c, w)
@@ -223,7 +169,7 @@ func BenchmarkWymcpRounds(b *testing.B) {
 	round1 := mcpReq{"tools/call", "ask", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},` + caps + `}}`, `"resultType":"input_required"`}
 	// Round 1 once, for the state round 2 echoes (valid for StateTTL).
 	r, _ := newRequest(round1)
-	w := &sink{h: http.Header{}}
+	w := inproc.NewSink()
 	srv.ServeHTTP(w, r)
 	check(b, round1, w)
 	var res struct {
@@ -231,8 +177,8 @@ func BenchmarkWymcpRounds(b *testing.B) {
 			RequestState string `json:"requestState"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal(w.body, &res); err != nil || res.Result.RequestState == "" {
-		b.Fatalf("round 1: %v %s", err, w.body)
+	if err := json.Unmarshal(w.Body, &res); err != nil || res.Result.RequestState == "" {
+		b.Fatalf("round 1: %v %s", err, w.Body)
 	}
 	round2 := mcpReq{"tools/call", "ask", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},` +
 		`"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + res.Result.RequestState + `",` + caps + `}}`,
@@ -244,11 +190,11 @@ func BenchmarkWymcpRounds(b *testing.B) {
 	}{{"plain", cases[2]}, {"round1", round1}, {"round2", round2}} {
 		b.Run(c.name, func(b *testing.B) {
 			r, rewind := newRequest(c.req)
-			w := &sink{h: http.Header{}}
+			w := inproc.NewSink()
 			b.ReportAllocs()
 			for b.Loop() {
 				rewind()
-				w.reset()
+				w.Reset()
 				srv.ServeHTTP(w, r)
 			}
 			check(b, c.req, w)
