@@ -4,6 +4,12 @@
 # (cmd/footprint). Counts, not timings: they do not move with the machine.
 #
 #   bench/footprint.sh [-n N]
+#
+# Each handler runs at N and 2N requests; the difference, less the same
+# difference for a handler that only writes a canned answer, divided by N,
+# is its own count per request. The collector is off (GOGC=off) so that no
+# collection lands in one run and not the other, and asynchronous
+# preemption too: callgrind does not survive its signals.
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "footprint.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
@@ -11,13 +17,49 @@ n=200
 [ "${1:-}" = -n ] && n=$2
 dir=$(mktemp -d)
 go build -o "$dir/footprint" ./cmd/footprint
-echo "| server | instructions | L1i misses | L1d misses | (per request, $n requests, L1d emptied before each) |"
-echo "|---|---:|---:|---:|---|"
-for s in wymcp bare; do
-	GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes --toggle-collect=main.measured \
-		--callgrind-out-file="$dir/$s.callgrind" "$dir/footprint" -n "$n" "$s" 2>&1 |
-		awk -v s="$s" -v n="$n" '$2 == "Collected" {
-			gsub(",", ""); printf "| %s | %d | %d | %d | |\n", s, $4 / n, $7 / n, ($8 + $9) / n }'
+
+# count SERVER REQUESTS prints "Ir I1mr D1mr" (D1mr counts read and write
+# misses) for the whole run.
+count() {
+	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
+		--callgrind-out-file="$dir/$1-$2.callgrind" "$dir/footprint" -n "$2" "$1" 2>&1 |
+		awk '$2 == "Collected" { gsub(",", ""); print $4, $7, $8 + $9; found = 1 }
+			END { if (!found) exit 1 }' ||
+		{ echo "footprint.sh: callgrind failed on $1 -n $2" >&2; exit 1; }
+}
+
+declare -A delta
+for s in none wymcp bare; do
+	read -r a1 b1 c1 <<<"$(count "$s" "$n")"
+	read -r a2 b2 c2 <<<"$(count "$s" $((2 * n)))"
+	delta[$s]="$((a2 - a1)) $((b2 - b1)) $((c2 - c1))"
 done
+read -r na nb nc <<<"${delta[none]}"
+echo "| per tools/call ($n requests, L1d emptied before each) | instructions | L1i misses | L1d misses |"
+echo "|---|---:|---:|---:|"
+for s in wymcp bare; do
+	read -r a b c <<<"${delta[$s]}"
+	echo "| $s | $(((a - na) / n)) | $(((b - nb) / n)) | $(((c - nc) / n)) |"
+done
+
+# byPackage SERVER prints the server's L1i misses and instructions per
+# request by Go package, from the same difference of its two runs.
+byPackage() {
+	for k in "$n" $((2 * n)); do
+		callgrind_annotate --auto=no --show=Ir,I1mr --threshold=100 "$dir/$1-$k.callgrind" |
+			sed -E 's/\([^)]*\)//g; s/,//g' | awk -v sign=$((k == n ? -1 : 1)) '
+				$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $3 !~ /PROGRAM/ {
+					fn = $3; sub(/^.*:/, "", fn)
+					pkg = fn; if (match(pkg, /^([^\/]*\/)*[^.]*/)) pkg = substr(pkg, 1, RLENGTH)
+					print pkg, sign * $1, sign * $2 }'
+	done | awk -v n="$n" '{ ir[$1] += $2; miss[$1] += $3 }
+		END { for (p in miss) if (miss[p] / n >= 1) printf "| %s | %d | %d |\n", p, miss[p] / n, ir[p] / n }' |
+		sort -t'|' -k3 -rn
+}
 echo
-echo "by function: callgrind_annotate --auto=no --show=Ir,I1mr,D1mr --sort=I1mr $dir/{wymcp,bare}.callgrind"
+echo "wymcp by package:"
+echo "| package | L1i misses | instructions |"
+echo "|---|---:|---:|"
+byPackage wymcp
+echo
+echo "callgrind's files, for callgrind_annotate: $dir"

@@ -1,15 +1,17 @@
-// Command footprint serves the bench's tools/call in process to wymcp or to
-// the bare handler, for valgrind's callgrind to count what one request
-// executes and which of it misses the L1 caches. It serves the request
-// warm first (start-up and first-use work done), then -n more times, each
-// after emptying the L1 data cache, through the one function measured, so
-// that callgrind counts only inside it:
+// Command footprint serves the bench's tools/call in process, -n times,
+// to wymcp, to the bare handler or to a handler that only writes a canned
+// answer ("none"), each time after emptying the L1 data cache, for
+// valgrind's callgrind to count what the requests execute and which of it
+// misses the L1 caches. It serves -warm requests first, so that start-up
+// and first-use work is done before the counted ones.
 //
-//	valgrind --tool=callgrind --cache-sim=yes --toggle-collect=main.measured footprint wymcp
-//
-// bench/footprint.sh runs both and prints the counts per request. Unlike a
-// timing, callgrind's counts do not move with the machine: they are the
-// measure of how much code and data a request touches.
+// bench/footprint.sh runs each handler at two values of -n under callgrind
+// and divides the difference by the difference in requests, after taking
+// off the same difference for "none": what is left is the handler's own
+// count per request. Counting the whole run and subtracting, rather than
+// collecting only inside the handler, is deliberate: callgrind follows
+// threads, not goroutines, and when a request switches goroutines its
+// collection can stay on through the eviction loop.
 package main
 
 import (
@@ -42,33 +44,28 @@ func main() {
 		serve = srv.ServeHTTP
 	case "bare":
 		serve = bareh.Handler
+	case "none":
+		serve = func(w http.ResponseWriter, _ *http.Request) { w.Write(loadgen.EchoExpect) }
 	default:
-		fail(fmt.Errorf("usage: footprint [-n N] wymcp|bare"))
+		fail(fmt.Errorf("usage: footprint [-n N] [-warm N] wymcp|bare|none"))
 	}
 	r, rewind := inproc.Request("tools/call", "echo", loadgen.BodyM)
 	w := inproc.NewSink()
 	evict := make([]byte, 1<<20) // 32 times the L1 data cache callgrind simulates
 	for i := range *warm + *n {
+		if i >= *warm {
+			for j := 0; j < len(evict); j += 64 {
+				evict[j]++
+			}
+		}
 		rewind()
 		w.Reset()
-		if i < *warm {
-			serve(w, r)
-			continue
-		}
-		for j := 0; j < len(evict); j += 64 {
-			evict[j]++
-		}
-		measured(serve, w, r)
+		serve(w, r)
 	}
 	if w.Status != http.StatusOK || !strings.Contains(string(w.Body), string(loadgen.EchoExpect)) {
 		fail(fmt.Errorf("unexpected answer: %d %s", w.Status, w.Body))
 	}
 }
-
-// measured is the one call callgrind counts (--toggle-collect=main.measured).
-//
-//go:noinline
-func measured(serve http.HandlerFunc, w http.ResponseWriter, r *http.Request) { serve(w, r) }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "footprint:", err)
