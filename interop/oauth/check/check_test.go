@@ -455,9 +455,24 @@ func TestRestrictedServer(t *testing.T) {
 		t.Errorf("audience B on a server that allows only A: %d %+v", status, tr)
 	}
 
-	opaque := mustToken(t, info, info.OpaqueClientID, info.OpaqueClientSecret, audA, "tools:echo")
-	if _, in := introspect(t, info, info.IntrospectionClientID, info.IntrospectionClientSecret, opaque.AccessToken); !in.Active {
-		t.Errorf("fresh token inactive: %+v", in)
+	// The token lives one second counted in whole seconds (exp = iat + 1,
+	// iat rounded down), so it may expire right after it is minted: an
+	// inactive answer is wrong only before the second after the one it was
+	// asked for in. Past that, try a new token.
+	var opaque tokenResponse
+	for attempt := 1; ; attempt++ {
+		asked := time.Now()
+		activeUntil := asked.Truncate(time.Second).Add(time.Second)
+		opaque = mustToken(t, info, info.OpaqueClientID, info.OpaqueClientSecret, audA, "tools:echo")
+		_, in := introspect(t, info, info.IntrospectionClientID, info.IntrospectionClientSecret, opaque.AccessToken)
+		if in.Active {
+			break
+		}
+		if answered := time.Now(); answered.Before(activeUntil) {
+			t.Fatalf("token inactive %v after it was asked for, before it can have expired: %+v", answered.Sub(asked), in)
+		} else if attempt == 5 {
+			t.Fatalf("the token expired before its introspection five times (last after %v)", answered.Sub(asked))
+		}
 	}
 	time.Sleep(2100 * time.Millisecond)
 	if _, in := introspect(t, info, info.IntrospectionClientID, info.IntrospectionClientSecret, opaque.AccessToken); in.Active {
