@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "footprint.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-n=200
+n=1000
 [ "${1:-}" = -n ] && n=$2
 dir=$(mktemp -d)
 go build -o "$dir/footprint" ./cmd/footprint

@@ -81,21 +81,15 @@ func ParseRequest(m Message) (*Request, *Error) {
 		requested, _ := unquote(f.raw(f.legacyVersion))
 		return nil, UnsupportedVersion(requested)
 	}
-	meta, err := parseMeta(f)
-	if err != nil {
+	// Filled where it lives, field by field (see parseMeta).
+	r := &p.req
+	r.Meta = RequestMeta{}
+	if err := parseMeta(f, &r.Meta); err != nil {
 		return nil, err
 	}
-	p.req = Request{
-		ID:        m.ID,
-		Method:    m.Method,
-		Meta:      meta,
-		Name:      f.raw(f.name),
-		URI:       f.raw(f.uri),
-		Arguments: f.raw(f.arguments),
-		Cursor:    f.raw(f.cursor),
-
-		InputResponses: f.raw(f.inputResponses),
-		RequestState:   f.raw(f.requestState),
-	}
-	return &p.req, nil
+	r.ID, r.Method = m.ID, m.Method
+	r.Name, r.URI = f.raw(f.name), f.raw(f.uri)
+	r.Arguments, r.Cursor = f.raw(f.arguments), f.raw(f.cursor)
+	r.InputResponses, r.RequestState = f.raw(f.inputResponses), f.raw(f.requestState)
+	return r, nil
 }

@@ -51,7 +51,7 @@ func main() {
 	}
 	r, rewind := inproc.Request("tools/call", "echo", loadgen.BodyM)
 	w := inproc.NewSink()
-	evict := make([]byte, 1<<20) // 32 times the L1 data cache callgrind simulates
+	evict := make([]byte, 64<<10) // twice the L1 data cache callgrind simulates
 	for i := range *warm + *n {
 		if i >= *warm {
 			for j := 0; j < len(evict); j += 64 {
