@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/wire"
@@ -37,10 +36,9 @@ type Call struct {
 	reply   Reply
 	wake    chan struct{}
 	// tctx is the tool's context, once Ask has bounded Ctx by the tool's
-	// deadline; prev, next, due, watched and shard belong to the watchdog.
+	// deadline; prev, next, watched and shard belong to the watchdog.
 	tctx       toolContext
 	prev, next *Call
-	due        time.Time
 	watched    bool
 	shard      uint8
 }

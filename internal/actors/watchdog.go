@@ -54,9 +54,9 @@ func newWatchdog(shards int, overdue func(*Call), fault func(any)) *watchdog {
 	return w
 }
 
-// watch adds c, due at c's tool deadline plus the grace.
+// watch adds c, due at c's tool deadline plus the grace. The sweep, not
+// watch, adds the grace: once per sweep instead of once per call.
 func (w *watchdog) watch(c *Call) {
-	c.due = c.tctx.deadline.Add(deadlineGrace)
 	c.shard = uint8(pickShard(len(w.shards)))
 	s := &w.shards[c.shard]
 	s.mu.Lock()
@@ -156,12 +156,15 @@ func (w *watchdog) anyWatched() bool {
 func (w *watchdog) sweep(now time.Time) bool {
 	var late []*Call
 	more := false
+	// A call is due once its deadline is deadlineGrace past: a deadline
+	// at or before lastOverdue.
+	lastOverdue := now.Add(-deadlineGrace)
 	for i := range w.shards {
 		s := &w.shards[i]
 		s.mu.Lock()
 		for c := s.head; c != nil; {
 			next := c.next
-			if !now.Before(c.due) {
+			if !lastOverdue.Before(c.tctx.deadline) {
 				s.unlink(c)
 				late = append(late, c)
 			}

@@ -227,7 +227,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 	call.Late = resp
 	// A call that may report progress, from a client that reads streams,
 	// is answered as an SSE stream: progress notifications, then the result.
-	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header.Values("Accept")) {
+	if token := call.Request.Meta.ProgressToken; token != nil && acceptsSSE(r.Header["Accept"]) {
 		// The stream's headers go out now: whether it closes its
 		// connection is decided here, not when the result follows.
 		h.closeIfDraining(w.Header())
