@@ -65,10 +65,10 @@ func (m *RequestMeta) ClientImplementation() protocol.Implementation {
 	return impl
 }
 
-// parseMeta validates the `_meta` envelope the scan found into m (DESIGN
-// §5: -32602, HTTP 400 on every failure). A present-but-malformed optional
-// key is as invalid as a missing required one: clients that send it mean
-// something by it.
+// parseMeta validates the `_meta` envelope the scan found into m, which
+// must be zero (DESIGN §5: -32602, HTTP 400 on every failure). A
+// present-but-malformed optional key is as invalid as a missing required
+// one: clients that send it mean something by it.
 //
 // It fills m in place rather than returning a RequestMeta, and
 // ParseRequest fills its Request in place too: returned or built as values,
