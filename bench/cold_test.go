@@ -21,9 +21,9 @@ import (
 	"github.com/wymcp/wymcp/bench/inproc"
 )
 
-// evictions are the sizes of the buffer walked between requests: one the size of the
-// L2 cache of the project machine's cores (512 KiB each; the walk leaves the
-// request's lines in L3), one twice its L3 (8 MiB), so that the request
+// evictions are the sizes of the buffer walked between requests: twice the
+// L2 of one of the project machine's cores (512 KiB), which leaves the
+// request's lines in L3, and twice its L3 (8 MiB), so that the request
 // reads them from memory.
 var evictions = []struct {
 	name string
