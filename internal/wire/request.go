@@ -81,9 +81,9 @@ func ParseRequest(m Message) (*Request, *Error) {
 		requested, _ := unquote(f.raw(f.legacyVersion))
 		return nil, UnsupportedVersion(requested)
 	}
-	// Filled where it lives, field by field (see parseMeta).
+	// Filled where it lives, field by field (see parseMeta): ParseInto
+	// zeroed it with the rest of parsed, and so did new above.
 	r := &p.req
-	r.Meta = RequestMeta{}
 	if err := parseMeta(f, &r.Meta); err != nil {
 		return nil, err
 	}
