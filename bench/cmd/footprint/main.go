@@ -54,9 +54,7 @@ func main() {
 	evict := make([]byte, 64<<10) // twice the L1 data cache callgrind simulates
 	for i := range *warm + *n {
 		if i >= *warm {
-			for j := 0; j < len(evict); j += 64 {
-				evict[j]++
-			}
+			inproc.EvictCaches(evict)
 		}
 		rewind()
 		w.Reset()
