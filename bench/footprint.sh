@@ -5,6 +5,11 @@
 #
 #   bench/footprint.sh [-n N]
 #
+# "Code lines run" counts the 64-byte lines of code a request runs
+# through (cmd/cglines): what a core whose caches other work has emptied
+# fetches again, whatever the cache's size or layout; the misses are what a
+# warm core still loses to the layout.
+#
 # Each handler runs at N and 2N requests; the difference, less the same
 # difference for a handler that only writes a canned answer, divided by N,
 # is its own count per request. The collector is off (GOGC=off) so that no
@@ -17,11 +22,13 @@ n=1000
 [ "${1:-}" = -n ] && n=$2
 dir=$(mktemp -d)
 go build -o "$dir/footprint" ./cmd/footprint
+go build -o "$dir/cglines" ./cmd/cglines
 
 # count SERVER REQUESTS prints "Ir I1mr D1mr" (D1mr counts read and write
 # misses) for the whole run.
 count() {
 	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
+		--dump-instr=yes --compress-pos=no --compress-strings=no \
 		--callgrind-out-file="$dir/$1-$2.callgrind" "$dir/footprint" -n "$2" "$1" 2>&1 |
 		awk '$2 == "Collected" { gsub(",", ""); print $4, $7, $8 + $9; found = 1 }
 			END { if (!found) exit 1 }' ||
@@ -35,11 +42,15 @@ for s in none wymcp bare; do
 	delta[$s]="$((a2 - a1)) $((b2 - b1)) $((c2 - c1))"
 done
 read -r na nb nc <<<"${delta[none]}"
-echo "| per tools/call ($n requests, L1d emptied before each) | instructions | L1i misses | L1d misses |"
-echo "|---|---:|---:|---:|"
+# lines SERVER prints the instruction-cache lines it runs through a
+# request (cmd/cglines): what a core with cold caches fetches.
+lines() { "$dir/cglines" "$n" "$dir/$1-$n.callgrind" "$dir/$1-$((2 * n)).callgrind" | awk 'NR == 1 { print $1 }'; }
+nl=$(lines none)
+echo "| per tools/call ($n requests, L1d emptied before each) | instructions | L1i misses | L1d misses | code lines run |"
+echo "|---|---:|---:|---:|---:|"
 for s in wymcp bare; do
 	read -r a b c <<<"${delta[$s]}"
-	echo "| $s | $(((a - na) / n)) | $(((b - nb) / n)) | $(((c - nc) / n)) |"
+	echo "| $s | $(((a - na) / n)) | $(((b - nb) / n)) | $(((c - nc) / n)) | $(($(lines "$s") - nl)) |"
 done
 
 # byPackage SERVER prints the server's L1i misses and instructions per
@@ -62,4 +73,7 @@ echo "| package | L1i misses | instructions |"
 echo "|---|---:|---:|"
 byPackage wymcp
 echo
-echo "callgrind's files, for callgrind_annotate: $dir"
+echo "wymcp's code lines run, by package (cmd/cglines, whose -top K names functions):"
+"$dir/cglines" "$n" "$dir/wymcp-$n.callgrind" "$dir/wymcp-$((2 * n)).callgrind" | tail -n +2 | head -15
+echo
+echo "callgrind's files, for callgrind_annotate and cglines: $dir"
