@@ -19,6 +19,7 @@ targets=(
 	"./internal/wire FuzzParse"
 	"./internal/wire FuzzLexerDifferential"
 	"./internal/wire FuzzDecodeHeaderValue"
+	"./internal/wire FuzzAppendQuote"
 	". FuzzServeHTTP"
 	"./tools FuzzCallArguments"
 	"./tools FuzzFastSchema"

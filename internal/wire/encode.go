@@ -25,7 +25,7 @@ import (
 func AppendDiscoverResult(dst []byte, r DiscoverResult) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"resultType":`...)
-	if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
+	if dst, err = appendQuote(dst, r.ResultType); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"supportedVersions":`...)
@@ -38,7 +38,7 @@ func AppendDiscoverResult(dst []byte, r DiscoverResult) ([]byte, error) {
 	}
 	if r.Instructions != "" {
 		dst = append(dst, `,"instructions":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.Instructions); err != nil {
+		if dst, err = appendQuote(dst, r.Instructions); err != nil {
 			return nil, err
 		}
 	}
@@ -49,7 +49,7 @@ func AppendDiscoverResult(dst []byte, r DiscoverResult) ([]byte, error) {
 func AppendListToolsResult(dst []byte, r ListToolsResult) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"resultType":`...)
-	if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
+	if dst, err = appendQuote(dst, r.ResultType); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"tools":`...)
@@ -58,7 +58,7 @@ func AppendListToolsResult(dst []byte, r ListToolsResult) ([]byte, error) {
 	}
 	if r.NextCursor != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.NextCursor); err != nil {
+		if dst, err = appendQuote(dst, r.NextCursor); err != nil {
 			return nil, err
 		}
 	}
@@ -72,7 +72,7 @@ func appendCacheable(dst []byte, ttlMs int64, scope string, meta RawJSON) ([]byt
 	dst = append(dst, `,"ttlMs":`...)
 	dst = strconv.AppendInt(dst, ttlMs, 10)
 	dst = append(dst, `,"cacheScope":`...)
-	if dst, err = jsontext.AppendQuote(dst, scope); err != nil {
+	if dst, err = appendQuote(dst, scope); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"_meta":`...)
@@ -102,7 +102,7 @@ func AppendTools(dst []byte, ts []protocol.Tool) ([]byte, error) {
 func AppendTool(dst []byte, t *protocol.Tool) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"name":`...)
-	if dst, err = jsontext.AppendQuote(dst, t.Name); err != nil {
+	if dst, err = appendQuote(dst, t.Name); err != nil {
 		return nil, err
 	}
 	if dst, err = appendOptString(dst, `,"title":`, t.Title); err != nil {
@@ -127,7 +127,7 @@ func AppendTool(dst []byte, t *protocol.Tool) ([]byte, error) {
 		start := len(dst)
 		if a.Title != "" {
 			dst = append(dst, `"title":`...)
-			if dst, err = jsontext.AppendQuote(dst, a.Title); err != nil {
+			if dst, err = appendQuote(dst, a.Title); err != nil {
 				return nil, err
 			}
 		}
@@ -174,11 +174,11 @@ func AppendTool(dst []byte, t *protocol.Tool) ([]byte, error) {
 func AppendImplementation(dst []byte, impl protocol.Implementation) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"name":`...)
-	if dst, err = jsontext.AppendQuote(dst, impl.Name); err != nil {
+	if dst, err = appendQuote(dst, impl.Name); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"version":`...)
-	if dst, err = jsontext.AppendQuote(dst, impl.Version); err != nil {
+	if dst, err = appendQuote(dst, impl.Version); err != nil {
 		return nil, err
 	}
 	if dst, err = appendOptString(dst, `,"title":`, impl.Title); err != nil {
@@ -207,7 +207,7 @@ func appendIcons(dst []byte, icons []protocol.Icon) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"src":`...)
-		if dst, err = jsontext.AppendQuote(dst, ic.Src); err != nil {
+		if dst, err = appendQuote(dst, ic.Src); err != nil {
 			return nil, err
 		}
 		if dst, err = appendOptString(dst, `,"mimeType":`, ic.MimeType); err != nil {
@@ -233,7 +233,7 @@ func appendOptString(dst []byte, key, s string) ([]byte, error) {
 		return dst, nil
 	}
 	dst = append(dst, key...)
-	return jsontext.AppendQuote(dst, s)
+	return appendQuote(dst, s)
 }
 
 func appendStrings(dst []byte, ss []string) ([]byte, error) {
@@ -246,7 +246,7 @@ func appendStrings(dst []byte, ss []string) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = jsontext.AppendQuote(dst, s); err != nil {
+		if dst, err = appendQuote(dst, s); err != nil {
 			return nil, err
 		}
 	}
@@ -266,4 +266,22 @@ func appendCompact(dst []byte, v RawJSON) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst[:start], c...), nil
+}
+
+// appendQuote appends s as a JSON string, escaped as jsontext.AppendQuote
+// escapes it (an error for invalid UTF-8). Nearly every string of an
+// answer (a result type, a tool's name, an echoed text) is printable ASCII
+// without a quote or a backslash, which needs no escape: that is copied
+// between quotes here, and only the rest goes to jsontext. Its quoting
+// ran through two packages' worth of code a string, which a request whose
+// core other work has just used fetches afresh (bench/footprint.sh).
+func appendQuote(dst []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return jsontext.AppendQuote(dst, s)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), nil
 }

@@ -3,8 +3,6 @@ package wire
 import (
 	"strconv"
 
-	"github.com/goccy/go-json/jsontext"
-
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -68,7 +66,7 @@ func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) 
 		}
 		if t, ok := c.(*protocol.TextContent); ok && t.Annotations == nil && len(t.Meta) == 0 {
 			dst = append(dst, `{"type":"text","text":`...)
-			if dst, err = jsontext.AppendQuote(dst, t.Text); err != nil {
+			if dst, err = appendQuote(dst, t.Text); err != nil {
 				return nil, err
 			}
 			dst = append(dst, '}')
@@ -125,11 +123,11 @@ func AppendInputRequiredResult(dst []byte, requests []InputRequest, state string
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = jsontext.AppendQuote(dst, r.Key); err != nil {
+		if dst, err = appendQuote(dst, r.Key); err != nil {
 			return nil, err
 		}
 		dst = append(dst, `:{"method":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.Method); err != nil {
+		if dst, err = appendQuote(dst, r.Method); err != nil {
 			return nil, err
 		}
 		dst = append(dst, `,"params":`...)
@@ -137,7 +135,7 @@ func AppendInputRequiredResult(dst []byte, requests []InputRequest, state string
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `},"requestState":`...)
-	if dst, err = jsontext.AppendQuote(dst, state); err != nil {
+	if dst, err = appendQuote(dst, state); err != nil {
 		return nil, err
 	}
 	dst = append(dst, `,"_meta":`...)
