@@ -304,3 +304,30 @@ func TestParamHeaders(t *testing.T) {
 		hs.Send(t, r).ExpectError(t, 400, -32020, "1")
 	})
 }
+
+// TestWriterWithoutWriteString: behind a middleware whose ResponseWriter
+// has only the interface's methods (no WriteString), every kind of answer
+// (a result, a precomputed result, a method's error, a rejection) arrives
+// byte for byte as it does on net/http's own writer.
+func TestWriterWithoutWriteString(t *testing.T) {
+	t.Parallel()
+	srv, direct := newTestServer(t, nil, nil)
+	wrapped := mcptest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeHTTP(struct{ http.ResponseWriter }{w}, r)
+	}), direct.Info)
+	for _, rpc := range []mcptest.RPC{
+		mcptest.ToolCall("echo", `{"text":"hi \"there\" é"}`),
+		mcptest.Call("tools/list", ""),
+		mcptest.ToolCall("nope", `{}`),
+		mcptest.ToolCall("echo", `{"text":"hi"}`).With("Mcp-Name", "add"),
+	} {
+		wantStatus, want := direct.Post(t, t.Context(), rpc)
+		gotStatus, got := wrapped.Post(t, t.Context(), rpc)
+		if gotStatus != wantStatus || got != want {
+			t.Errorf("through a plain writer: %d %s\nwant %d %s", gotStatus, got, wantStatus, want)
+		}
+		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,`) {
+			t.Errorf("answer %s", got)
+		}
+	}
+}

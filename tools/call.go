@@ -158,17 +158,19 @@ func (t *Tool) Call(ctx context.Context, args protocol.RawJSON) Outcome {
 
 	res, fault, invalid, asked, err := t.guarded(ctx, args)
 
+	if fault != nil {
+		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
+	}
+	// Err is asked once: a server's tool context answers it from the clock.
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(cerr, context.DeadlineExceeded) {
+			return t.DeadlineOutcome()
+		}
+		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
+	}
 	// Only a Round that exists has anything to say: a handler that never
 	// asked made none, and looking must not make one.
-	round := madeRound(ctx)
-	switch {
-	case fault != nil:
-		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return t.DeadlineOutcome()
-	case ctx.Err() != nil:
-		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
-	case round != nil:
+	if round := madeRound(ctx); round != nil {
 		if out, ok := round.outcome(asked); ok {
 			return out
 		}

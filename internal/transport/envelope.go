@@ -56,18 +56,29 @@ func (e envelope) len() int {
 	return len(resultHead) + len(e.id) + len(resultMid) + len(e.body) + len(closeBrace)
 }
 
-// writeTo writes the envelope to w.
+// writeTo writes the envelope to w. It asks w for WriteString once, where
+// io.WriteString would ask for each piece (net/http's ResponseWriter has
+// it; a wrapper that does not is written to through Write).
 func (e envelope) writeTo(w io.Writer) {
-	_, _ = io.WriteString(w, resultHead)
-	_, _ = io.WriteString(w, e.id)
+	sw, ok := w.(io.StringWriter)
+	if !ok {
+		sw = stringWriter{w}
+	}
+	_, _ = sw.WriteString(resultHead)
+	_, _ = sw.WriteString(e.id)
 	if e.isError {
-		_, _ = io.WriteString(w, errorMid)
+		_, _ = sw.WriteString(errorMid)
 	} else {
-		_, _ = io.WriteString(w, resultMid)
+		_, _ = sw.WriteString(resultMid)
 	}
 	_, _ = w.Write(e.body)
-	_, _ = io.WriteString(w, closeBrace)
+	_, _ = sw.WriteString(closeBrace)
 }
+
+// stringWriter gives a Writer without WriteString one.
+type stringWriter struct{ io.Writer }
+
+func (w stringWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
 
 // writeSSE writes the envelope as one Server-Sent Events frame. JSON never
 // contains a raw newline, so one data line always holds the message.

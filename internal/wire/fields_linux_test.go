@@ -28,7 +28,7 @@ func TestBodyPastSpans(t *testing.T) {
 		t.Fatal("fitsSpans draws the line in the wrong place")
 	}
 	var f fields
-	if err := scan(body, &f); !errors.Is(err, errBodyTooLong) || f.body != nil {
+	if err := scan(new(scanner), body, &f); !errors.Is(err, errBodyTooLong) || f.body != nil {
 		t.Errorf("scan: %v", err)
 	}
 	if err := scanParams(body, &f); !errors.Is(err, errBodyTooLong) || f.body != nil {

@@ -45,7 +45,11 @@ type parsed struct {
 // request buffers, parses without allocating. A message, its Request and
 // every RawJSON in them refer into the Scratch and the body: both must stay
 // untouched until the message is done with.
-type Scratch struct{ p parsed }
+type Scratch struct {
+	p parsed
+	// sc is the scanner, which keeps its lexer's buffers across messages.
+	sc scanner
+}
 
 // Parse decodes and classifies one HTTP body (DESIGN §3 stage 2).
 //
@@ -71,7 +75,7 @@ func ParseInto(s *Scratch, body []byte) (Message, ID, *Error) {
 	s.p = parsed{}
 	p := &s.p
 	w := &p.fields
-	if err := scan(body, w); err != nil {
+	if err := scan(&s.sc, body, w); err != nil {
 		// What was read before the error is thrown away with w. A body too
 		// long for fields' offsets (errBodyTooLong, far past what the
 		// transport lets through) could not be read either: -32700 too.

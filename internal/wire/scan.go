@@ -1,42 +1,31 @@
 package wire
 
-import (
-	"sync"
+import "github.com/wymcp/wymcp/internal/strictjson"
 
-	"github.com/wymcp/wymcp/internal/strictjson"
-)
-
-// scanner walks one body with a lexer. Scanners are pooled: a lexer keeps
-// its stacks and scratch space from one body to the next, so scanning an
-// ordinary request allocates nothing.
+// scanner walks one body with a lexer. A Scratch holds one, so that the
+// lexer keeps its stacks and scratch space from one body to the next and
+// scanning an ordinary request allocates nothing. (It was pooled on its own:
+// the pool's Get and Put, and the closure each scan ran through, were code
+// every request ran for nothing, since the Scratch is reused already.)
 type scanner struct {
 	lex strictjson.Lexer
 	// objs hold the state of the objects the scanner reads, one per level
-	// (the message, params, _meta, clientInfo): kept with the pooled
-	// scanner, they are not cleared for every body, as a new one would be.
+	// (the message, params, _meta, clientInfo): kept with the scanner, they
+	// are not cleared for every body, as new ones would be.
 	objs [4]strictjson.Object
 }
 
-var scanners = sync.Pool{New: func() any { return new(scanner) }}
-
-// withScanner runs read with a pooled scanner set on body.
-func withScanner(body []byte, read func(*scanner) error) error {
-	s := scanners.Get().(*scanner)
-	s.lex.Reset(body)
-	err := read(s)
-	s.lex.Release()
-	scanners.Put(s)
-	return err
-}
-
-// scan reads body, an object, into f. Any error is a syntax error, or
-// errBodyTooLong for a body past maxSpanBody, which it does not read.
-func scan(body []byte, f *fields) error {
+// scan reads body, an object, into f with s. Any error is a syntax error,
+// or errBodyTooLong for a body past maxSpanBody, which it does not read.
+func scan(s *scanner, body []byte, f *fields) error {
 	if !fitsSpans(body) {
 		return errBodyTooLong
 	}
 	f.body = body
-	return withScanner(body, func(s *scanner) error { return s.message(f) })
+	s.lex.Reset(body)
+	err := s.message(f)
+	s.lex.Release()
+	return err
 }
 
 // message reads the top level of a message.
@@ -178,17 +167,19 @@ func (s *scanner) trimmed(start int) span {
 }
 
 // scanParams reads a params value alone into f, as scan reads a body; the
-// spans are offsets into params.
+// spans are offsets into params. It serves a Message that Parse did not
+// make, which has no Scratch: its scanner is its own.
 func scanParams(params []byte, f *fields) error {
 	if !fitsSpans(params) {
 		return errBodyTooLong
 	}
 	f.body = params
-	return withScanner(params, func(s *scanner) error {
-		if s.lex.Peek() != '{' {
-			return s.value(&f.params)
-		}
-		f.paramsObject = true
-		return s.paramsObject(f)
-	})
+	s := new(scanner)
+	s.lex.Reset(params)
+	defer s.lex.Close()
+	if s.lex.Peek() != '{' {
+		return s.value(&f.params)
+	}
+	f.paramsObject = true
+	return s.paramsObject(f)
 }
