@@ -272,9 +272,10 @@ func appendCompact(dst []byte, v RawJSON) ([]byte, error) {
 // escapes it (an error for invalid UTF-8). Nearly every string of an
 // answer (a result type, a tool's name, an echoed text) is printable ASCII
 // without a quote or a backslash, which needs no escape: that is copied
-// between quotes here, and only the rest goes to jsontext. Its quoting
-// ran through two packages' worth of code a string, which a request whose
-// core other work has just used fetches afresh (bench/footprint.sh).
+// between quotes here, and only the rest goes to jsontext, whose quoting
+// runs through some twenty lines of code in two packages, fetched again by
+// every request on a core whose caches other work emptied
+// (bench/footprint.sh).
 func appendQuote(dst []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
