@@ -63,3 +63,31 @@ func TestProgressWithoutStream(t *testing.T) {
 	rep := hs.Send(t, r)
 	rep.ExpectResult(t, "1")
 }
+
+// TestAcceptForms: whether a progress call streams follows the Accept
+// header however it is written: text/event-stream in any case and with
+// parameters streams; a header that admits only JSON, or admits a stream
+// only through a wildcard, gets plain JSON (the stream is offered only to
+// a client that names it).
+func TestAcceptForms(t *testing.T) {
+	t.Parallel()
+	_, hs := newTestServer(t, nil, nil)
+	call := func(accept string) mcptest.RPC {
+		r := mcptest.ToolCall("progress", `{}`).With("Accept", accept)
+		r.Body = strings.Replace(r.Body, `"_meta":{`, `"_meta":{"progressToken":7,`, 1)
+		return r
+	}
+	for _, accept := range []string{"text/event-stream;q=1, application/json;q=0.5", "application/json,TEXT/Event-Stream", " text/event-stream "} {
+		resp, msgs := hs.SendSSE(t, call(accept))
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(msgs) != 4 {
+			t.Errorf("Accept %q: %d %q, %d messages, want a stream of 3 notifications and the result", accept, resp.StatusCode, resp.Header.Get("Content-Type"), len(msgs))
+		}
+	}
+	for _, accept := range []string{"application/json", "*/*", "application/json, text/*"} {
+		rep := hs.Send(t, call(accept))
+		rep.ExpectResult(t, "1")
+		if ct := rep.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Accept %q: Content-Type %q, want plain JSON", accept, ct)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package transport
 import (
 	"io"
 	"net/http"
-	"strings"
 )
 
 // sseWriter answers one request as a Server-Sent Events stream scoped to it
@@ -54,14 +53,4 @@ func (s *sseWriter) frame(write func(io.Writer)) {
 
 // acceptsSSE reports whether an Accept header lists text/event-stream
 // itself: progress is streamed only to a client that says it reads streams.
-func acceptsSSE(values []string) bool {
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
-				return true
-			}
-		}
-	}
-	return false
-}
+func acceptsSSE(values []string) bool { return accepts(values, streamTypes) }

@@ -112,8 +112,12 @@ func isJSONContentType(v string) bool {
 	return err == nil && mt == "application/json"
 }
 
-// answerTypes are the media ranges that admit a JSON or an SSE answer.
-var answerTypes = [...]string{"application/json", "text/event-stream", "*/*", "application/*", "text/*"}
+// answerTypes are the media ranges that admit a JSON or an SSE answer;
+// streamTypes, the one that admits a progress stream.
+var (
+	answerTypes = []string{"application/json", "text/event-stream", "*/*", "application/*", "text/*"}
+	streamTypes = []string{"text/event-stream"}
+)
 
 // acceptBoth is the Accept header clients send as the transport asks them
 // to, listing both forms of an answer, as the conformance suite and the
@@ -122,11 +126,16 @@ const acceptBoth = "application/json, text/event-stream"
 
 // acceptsAnswer reports whether an Accept header admits either form of an
 // answer. Clients must list both; we only refuse one that admits neither,
-// since a JSON-only client can still be answered in JSON. The header as
-// nearly every client sends it is told by one comparison: splitting and
-// folding it ran through about 25 lines of code a request, more than the
-// rest of the wire stage (bench/footprint.sh).
-func acceptsAnswer(values []string) bool {
+// since a JSON-only client can still be answered in JSON.
+func acceptsAnswer(values []string) bool { return accepts(values, answerTypes) }
+
+// accepts reports whether an Accept header lists one of types (media types
+// compared without case, parameters ignored). Every list it is given
+// includes text/event-stream, so the header as nearly every client sends
+// it, acceptBoth, is told by one comparison: splitting and folding it ran
+// through about 25 lines of code a request, more than the rest of the wire
+// stage (bench/footprint.sh).
+func accepts(values, types []string) bool {
 	if len(values) == 1 && values[0] == acceptBoth {
 		return true
 	}
@@ -134,7 +143,7 @@ func acceptsAnswer(values []string) bool {
 		for part := range strings.SplitSeq(v, ",") {
 			mt, _, _ := strings.Cut(part, ";")
 			mt = strings.TrimSpace(mt)
-			for _, ok := range answerTypes {
+			for _, ok := range types {
 				if strings.EqualFold(mt, ok) {
 					return true
 				}
