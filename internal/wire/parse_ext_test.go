@@ -191,12 +191,22 @@ func TestCheckHeadersOrder(t *testing.T) {
 	}
 }
 
+// TestAppendErrorObject: the error member with its data; a message is
+// escaped as the JSON encoder escapes it, and one that is not UTF-8 gives
+// way to its code's own message.
 func TestAppendErrorObject(t *testing.T) {
 	t.Parallel()
-	got := string(wire.AppendErrorObject(nil, wire.UnsupportedVersion("x")))
-	want := `{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}`
-	if got != want {
-		t.Errorf("\n got %s\nwant %s", got, want)
+	for _, c := range []struct {
+		err  *wire.Error
+		want string
+	}{
+		{wire.UnsupportedVersion("x"), `{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}`},
+		{wire.Errorf(wire.CodeInvalidParams, "Unknown tool: \"a\\b\"\n<é>"), `{"code":-32602,"message":"Unknown tool: \"a\\b\"\n<é>"}`},
+		{wire.Errorf(wire.CodeInvalidParams, "Unknown tool: \xff"), `{"code":-32602,"message":"Invalid params"}`},
+	} {
+		if got := string(wire.AppendErrorObject(nil, c.err)); got != c.want {
+			t.Errorf("\n got %s\nwant %s", got, c.want)
+		}
 	}
 }
 

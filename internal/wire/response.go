@@ -14,11 +14,12 @@ func AppendErrorObject(dst []byte, e *Error) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	msg, err := Marshal(e.Message)
-	if err != nil {
-		msg = []byte(`"` + e.Code.Message() + `"`)
+	if quoted, err := appendQuote(dst, e.Message); err == nil {
+		dst = quoted
+	} else {
+		// Not UTF-8: the code's own message stands in.
+		dst = append(dst, `"`+e.Code.Message()+`"`...)
 	}
-	dst = append(dst, msg...)
 	if e.Data != nil {
 		if data, err := Marshal(e.Data); err == nil {
 			dst = append(dst, `,"data":`...)
