@@ -101,12 +101,12 @@ func load(path string) (map[uint64]instr, error) {
 				afterCall = false
 				continue
 			}
-			f := strings.Fields(t)
-			if len(f) < 3 {
+			cost := strings.Fields(t)
+			if len(cost) < 3 {
 				continue
 			}
-			addr, err1 := strconv.ParseUint(f[0][2:], 16, 64)
-			runs, err2 := strconv.ParseInt(f[2], 10, 64)
+			addr, err1 := strconv.ParseUint(cost[0][2:], 16, 64)
+			runs, err2 := strconv.ParseInt(cost[2], 10, 64)
 			if err1 != nil || err2 != nil {
 				return nil, fmt.Errorf("%s: cost line %q (--compress-pos=no?)", path, t)
 			}
