@@ -69,6 +69,19 @@ type summary struct {
 	Requests    uint64  `json:"requests"`
 	Errors      uint64  `json:"errors"`
 	Reps        int     `json:"reps"`
+	// Rep by rep against the bare handler (pairWith): nil for bare itself,
+	// or when bare was not measured.
+	RPSPerRep *spread `json:"rps_ratio_per_rep,omitempty"`
+	P99PerRep *spread `json:"p99_ratio_per_rep,omitempty"`
+	CPUPerRep *spread `json:"server_cpu_ratio_per_rep,omitempty"`
+}
+
+// spread is the median and the range of a server's ratios to a reference
+// server, one ratio per rep.
+type spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
 }
 
 func main() {
@@ -172,6 +185,7 @@ func main() {
 	fmt.Fprintln(os.Stderr)
 
 	sums := summarize(specs, o.levels, points)
+	pairWith(sums, points, "bare")
 	meta := metadata(o, serverCPU)
 	var prof *profileReport
 	if o.pprof > 0 {
@@ -296,6 +310,48 @@ func revision(s spec, body string) string {
 		return "2025-era (no resultType)"
 	}
 	return "?"
+}
+
+// pairWith gives each summary but ref's its ratios to ref's point of the
+// same rep and concurrency. The servers alternate within a rep, so the two
+// points of a pair ran at most a few minutes apart, and a host that drifts
+// between reps (on the project machine the bare handler's throughput has
+// doubled from one rep to the next) moves both: the median of the pairs is
+// steadier than the ratio of the two medians, and the range shows how far
+// one rep can be trusted.
+func pairWith(sums []summary, points []point, ref string) {
+	type key struct{ rep, conc int }
+	base := map[key]point{}
+	for _, p := range points {
+		if p.Server == ref {
+			base[key{p.Rep, p.Conc}] = p
+		}
+	}
+	for i := range sums {
+		s := &sums[i]
+		if s.Server == ref {
+			continue
+		}
+		var rps, p99, cpu []float64
+		for _, p := range points {
+			r, ok := base[key{p.Rep, p.Conc}]
+			if p.Server != s.Server || p.Conc != s.Conc || !ok || r.RPS == 0 || r.P99us == 0 || r.ServerCPUus == 0 {
+				continue
+			}
+			rps = append(rps, p.RPS/r.RPS)
+			p99 = append(p99, p.P99us/r.P99us)
+			cpu = append(cpu, p.ServerCPUus/r.ServerCPUus)
+		}
+		s.RPSPerRep, s.P99PerRep, s.CPUPerRep = spreadOf(rps), spreadOf(p99), spreadOf(cpu)
+	}
+}
+
+// spreadOf is the spread of v, nil when v is empty.
+func spreadOf(v []float64) *spread {
+	if len(v) == 0 {
+		return nil
+	}
+	return &spread{Median: median(v), Min: slices.Min(v), Max: slices.Max(v)}
 }
 
 func median(v []float64) float64 {

@@ -87,6 +87,13 @@ func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) s
 			}
 			return fmt.Sprintf("%.2fx / %.2fx, CPU %.2fx", s.P99us/bare.P99us, s.P999us/bare.P999us, s.ServerCPUus/bare.ServerCPUus), true
 		})
+	ratioTable(&b, "Rep by rep, each rep's ratio to bare's in the same rep: throughput / p99 / server CPU per request, median [min–max]", "server", "bare", specs, levels, sums,
+		func(s, _ summary) (string, bool) {
+			if s.RPSPerRep == nil {
+				return "", false
+			}
+			return s.RPSPerRep.String() + " / " + s.P99PerRep.String() + " / " + s.CPUPerRep.String(), true
+		})
 	ratioTable(&b, "wymcp throughput ÷ each server's", "vs", "wymcp", specs, levels, sums,
 		func(s, w summary) (string, bool) {
 			if s.RPS == 0 {
@@ -291,6 +298,11 @@ func ratioTable(b *strings.Builder, title, corner, ref string, specs []spec, lev
 		}
 		b.WriteString("\n")
 	}
+}
+
+// String is the spread as the rep-by-rep table shows it: "0.95x [0.90–1.16]".
+func (s *spread) String() string {
+	return fmt.Sprintf("%.2fx [%.2f–%.2f]", s.Median, s.Min, s.Max)
 }
 
 func levelHeader(b *strings.Builder, first string, levels []int) {
