@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wymcp/wymcp/bench/inproc"
 	"github.com/wymcp/wymcp/bench/loadgen"
 )
 
@@ -422,6 +423,7 @@ func metadata(o options, serverCPU string) map[string]any {
 		"go":            runtime.Version(),
 		"cpus":          cpuCount(),
 		"cpu_model":     cpuModel(),
+		"caches":        caches(),
 		"server_core":   serverCPU,
 		"loader_core":   map[bool]string{true: "1", false: ""}[serverCPU != ""],
 		"levels":        o.levels,
@@ -451,6 +453,18 @@ func cpuModel() string {
 		}
 	}
 	return ""
+}
+
+// caches names the core's L2 and L3 sizes, "" when sysfs does not give
+// them. The model name alone does not tell hosts apart: the project VM has
+// reported "AMD EPYC" on hosts whose caches differed fourfold, and the
+// bare handler's throughput with them.
+func caches() string {
+	l2, l3 := inproc.CacheSize(2), inproc.CacheSize(3)
+	if l2 == 0 || l3 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("L2 %d KiB, L3 %d MiB", l2>>10, l3>>20)
 }
 
 type profileReport struct {

@@ -42,8 +42,12 @@ func ms(us float64) string {
 func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## tools/call echo, medians of %v reps (%v warm-up + %v measured per point)\n\n", meta["reps"], meta["warmup"], meta["duration"])
+	model := fmt.Sprint(meta["cpu_model"])
+	if c, _ := meta["caches"].(string); c != "" {
+		model += " (" + c + ")"
+	}
 	fmt.Fprintf(&b, "%s, %v CPUs, %v, node %v; server on core %q, loader on core %q; Go servers GOMAXPROCS=1; request shape %v.\n\n",
-		meta["cpu_model"], meta["cpus"], meta["go"], meta["node"], meta["server_core"], meta["loader_core"], meta["request_shape"])
+		model, meta["cpus"], meta["go"], meta["node"], meta["server_core"], meta["loader_core"], meta["request_shape"])
 	b.WriteString("Each cell: req/s (p50 / p99 / p99.9 latency, ms).\n\n| server | revision spoken |")
 	for _, c := range levels {
 		fmt.Fprintf(&b, " c=%d |", c)

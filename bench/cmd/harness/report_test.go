@@ -71,3 +71,19 @@ func near(a, b spread) bool {
 	eq := func(x, y float64) bool { return x-y < 1e-9 && y-x < 1e-9 }
 	return eq(a.Median, b.Median) && eq(a.Min, b.Min) && eq(a.Max, b.Max)
 }
+
+// TestMachineLine: the report names the host by its caches as well as its
+// model, which the project VM kept while its caches changed fourfold.
+func TestMachineLine(t *testing.T) {
+	t.Parallel()
+	specs := []spec{{Name: "wymcp"}}
+	sums := summarize(specs, []int{16}, []point{pt("wymcp", 1, 16, 40000, 1000, 25)})
+	md := markdown(specs, []int{16}, sums, map[string]any{"cpu_model": "AMD EPYC", "caches": "L2 1024 KiB, L3 32 MiB", "cpus": 2})
+	if want := "AMD EPYC (L2 1024 KiB, L3 32 MiB), 2 CPUs"; !strings.Contains(md, want) {
+		t.Errorf("no %q in\n%s", want, md)
+	}
+	md = markdown(specs, []int{16}, sums, map[string]any{"cpu_model": "AMD EPYC", "cpus": 2})
+	if want := "AMD EPYC, 2 CPUs"; !strings.Contains(md, want) {
+		t.Errorf("without caches: no %q in\n%s", want, md)
+	}
+}
