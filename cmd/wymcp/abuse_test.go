@@ -362,14 +362,6 @@ func TestIdleConnections(t *testing.T) {
 	// Both ends live in this process: two descriptors per connection.
 	raiseNoFile(t, 2*n+1024)
 	s := start(t, "-idle-timeout", idle.String())
-	// The ordinary clients get a connection pool of their own: the server
-	// closes their keep-alive connections after -idle-timeout as well, and a
-	// POST written onto one as it closes sees EOF or a reset (net/http does
-	// not replay a POST). That is the timeout working, so the last round
-	// below starts from an empty pool.
-	pool := &http.Transport{}
-	t.Cleanup(pool.CloseIdleConnections)
-	s.ep.HTTP = &http.Client{Transport: pool}
 	host := s.ep.HostPort()
 	req := rawRequest(host, "server/discover", "", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
 	conns := make([]net.Conn, n)
@@ -465,7 +457,11 @@ func TestIdleConnections(t *testing.T) {
 		}
 		return nil
 	})
-	pool.CloseIdleConnections()
+	// The server closes the ordinary clients' keep-alive connections after
+	// -idle-timeout as well, and a POST written onto one as it closes sees
+	// EOF or a reset (net/http does not replay a POST). That is the timeout
+	// working, so the last round starts from an empty pool.
+	s.pool.CloseIdleConnections()
 	othersAnswered(t, s, 10, 2)
 }
 

@@ -27,8 +27,11 @@ const serverInfo = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp
 
 // server is one run of the program, in process.
 type server struct {
-	url    string
-	ep     *mcptest.Endpoint
+	url string
+	ep  *mcptest.Endpoint
+	// pool holds ep's keep-alive connections, this server's alone: a test
+	// that makes the server close idle connections empties it.
+	pool   *http.Transport
 	cancel context.CancelFunc // SIGINT/SIGTERM
 	done   chan error         // run's result
 }
@@ -58,8 +61,10 @@ func start(t *testing.T, args ...string) *server {
 		t.Fatalf("listening line = %q, want %q<url>/mcp", line, prefix)
 	}
 	s.url = strings.TrimSuffix(strings.TrimPrefix(line, prefix), "\n")
-	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: http.DefaultClient, Info: wymcp.Implementation{Name: "wymcp-demo", Version: version}}
+	s.pool = &http.Transport{}
+	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: &http.Client{Transport: s.pool}, Info: wymcp.Implementation{Name: "wymcp-demo", Version: version}}
 	t.Cleanup(func() {
+		s.pool.CloseIdleConnections()
 		cancel()
 		select {
 		case err := <-s.done:
