@@ -40,6 +40,9 @@ type options struct {
 	noTaskset bool
 	pprof     time.Duration
 	pprofC    int
+	// interleave runs every server at once and takes each point in turn
+	// (measureInterleaved), instead of one server's every point at a time.
+	interleave bool
 }
 
 // point is one measured (server, concurrency, repetition).
@@ -102,6 +105,7 @@ func main() {
 	flag.BoolVar(&o.noTaskset, "no-taskset", false, "do not pin server and loader to cores")
 	flag.DurationVar(&o.pprof, "pprof", 0, "after the matrix, take a CPU profile of wymcp this long (e.g. 10s)")
 	flag.IntVar(&o.pprofC, "pprof-c", 16, "concurrency while profiling")
+	flag.BoolVar(&o.interleave, "interleave", false, "start every server at once each rep and take each point in turn, the order reversed every other rep: a pair's two points run seconds apart instead of minutes")
 	flag.Parse()
 	if *quick {
 		o.reps, o.warmup, o.dur, o.prewarm = 1, time.Second, time.Second, time.Second
@@ -167,15 +171,25 @@ func main() {
 	t0 := time.Now()
 	var points []point
 	done := 0
+	tick := func(rep int, name string, c int, last float64) {
+		done++
+		el := time.Since(t0)
+		left := time.Duration(float64(el) / float64(done) * float64(total-done))
+		progress("[%3d/%d] rep %d/%d %-6s c=%-4d %9.0f req/s | %v elapsed, ~%v left",
+			done, total, rep, o.reps, name, c, last, el.Round(time.Second), left.Round(time.Second))
+	}
 	for rep := 1; rep <= o.reps; rep++ {
+		if o.interleave {
+			pts, err := measureInterleaved(o, specs, bins, serverCPU, rep, tick)
+			if err != nil {
+				killAll()
+				fatal(err)
+			}
+			points = append(points, pts...)
+			continue
+		}
 		for si, s := range specs {
-			pts, err := measureServer(o, s, bins[s.Name], freePort(o.basePort+si), serverCPU, rep, func(c int, last float64) {
-				done++
-				el := time.Since(t0)
-				left := time.Duration(float64(el) / float64(done) * float64(total-done))
-				progress("[%3d/%d] rep %d/%d %-6s c=%-4d %9.0f req/s | %v elapsed, ~%v left",
-					done, total, rep, o.reps, s.Name, c, last, el.Round(time.Second), left.Round(time.Second))
-			})
+			pts, err := measureServer(o, s, bins[s.Name], freePort(o.basePort+si), serverCPU, rep, tick)
 			if err != nil {
 				killAll()
 				fatal(err)
@@ -218,54 +232,125 @@ func main() {
 }
 
 // measureServer starts s, pre-warms it and measures every level.
-func measureServer(o options, s spec, bin string, port int, serverCPU string, rep int, tick func(int, float64)) ([]point, error) {
-	p, err := start(s, bin, port, serverCPU)
+func measureServer(o options, s spec, bin string, port int, serverCPU string, rep int, tick func(rep int, name string, c int, rps float64)) ([]point, error) {
+	p, err := startWarm(o, s, bin, port, serverCPU)
 	if err != nil {
 		return nil, err
 	}
 	defer p.stop()
-	req := s.request(p.addr)
-	if o.prewarm > 0 {
-		if _, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: req, Expect: loadgen.EchoExpect, Conns: 16, Duration: o.prewarm}); err != nil {
-			return nil, fmt.Errorf("%s pre-warm: %w", s.Name, err)
+	var pts []point
+	for _, c := range o.levels {
+		pt, err := measurePoint(o, s, p, c, rep)
+		if err != nil {
+			return nil, err
 		}
+		pts = append(pts, pt)
+		tick(rep, s.Name, c, pt.RPS)
+	}
+	return pts, nil
+}
+
+// measureInterleaved measures one rep with every server up at once, each
+// pinned to the server core and idle but for its own points: at each level
+// the servers take their point in turn (turnOrder). A point and the bare
+// handler's in the same rep then run one -warmup plus -d apart, not the
+// minutes a whole server's matrix takes, so the pair's ratio (pairWith)
+// sees the same host: on the project machine the bare handler's
+// throughput has moved by a third between two reps.
+func measureInterleaved(o options, specs []spec, bins map[string]string, serverCPU string, rep int, tick func(rep int, name string, c int, rps float64)) ([]point, error) {
+	procs := make([]*proc, len(specs))
+	defer func() {
+		for _, p := range procs {
+			if p != nil {
+				p.stop()
+			}
+		}
+	}()
+	for i, s := range specs {
+		p, err := startWarm(o, s, bins[s.Name], freePort(o.basePort+i), serverCPU)
+		if err != nil {
+			return nil, err
+		}
+		procs[i] = p
 	}
 	var pts []point
 	for _, c := range o.levels {
-		var cpu0, cpu1, box0, box1 uint64
-		res, err := loadgen.Run(loadgen.Config{
-			Addr: p.addr, Request: req, Expect: loadgen.EchoExpect, Conns: c,
-			Warmup: o.warmup, Duration: o.dur,
-			OnMeasure: func(startW bool) {
-				if startW {
-					cpu0, _ = p.cpu()
-					box0 = boxBusy()
-				} else {
-					cpu1, _ = p.cpu()
-					box1 = boxBusy()
-				}
-			},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s c=%d: %w", s.Name, c, err)
+		for _, i := range turnOrder(len(specs), rep) {
+			pt, err := measurePoint(o, specs[i], procs[i], c, rep)
+			if err != nil {
+				return nil, err
+			}
+			pts = append(pts, pt)
+			tick(rep, specs[i].Name, c, pt.RPS)
 		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("%s died during c=%d: %v\n%s", s.Name, c, p.err, p.log)
-		default:
-		}
-		srvSec := float64(cpu1-cpu0) / clockTicks
-		boxSec := float64(box1-box0) / clockTicks
-		pt := point{Server: s.Name, Rep: rep, Conc: c, Result: res, RSSKiB: p.hwm()}
-		pt.ServerCPUPct = 100 * srvSec / res.Seconds
-		if res.Requests > 0 {
-			pt.ServerCPUus = srvSec * 1e6 / float64(res.Requests)
-		}
-		pt.OtherCPUPct = max(0, 100*boxSec/res.Seconds-pt.ServerCPUPct-res.LoaderCPUPct)
-		pts = append(pts, pt)
-		tick(c, res.RPS)
 	}
 	return pts, nil
+}
+
+// turnOrder is the order in which n interleaved servers take a point in
+// rep: as given in odd reps, reversed in even ones (A B, then B A), so
+// that each goes first as often as the other over two reps and a host
+// that drifts steadily during a pair does not favour one side.
+func turnOrder(n, rep int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+		if rep%2 == 0 {
+			order[i] = n - 1 - i
+		}
+	}
+	return order
+}
+
+// startWarm starts s and pre-warms it at 16 connections.
+func startWarm(o options, s spec, bin string, port int, serverCPU string) (*proc, error) {
+	p, err := start(s, bin, port, serverCPU)
+	if err != nil {
+		return nil, err
+	}
+	if o.prewarm > 0 {
+		if _, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: s.request(p.addr), Expect: loadgen.EchoExpect, Conns: 16, Duration: o.prewarm}); err != nil {
+			p.stop()
+			return nil, fmt.Errorf("%s pre-warm: %w", s.Name, err)
+		}
+	}
+	return p, nil
+}
+
+// measurePoint measures s, already started as p, at c connections: the
+// loader's result and the server's CPU over the measured window.
+func measurePoint(o options, s spec, p *proc, c, rep int) (point, error) {
+	var cpu0, cpu1, box0, box1 uint64
+	res, err := loadgen.Run(loadgen.Config{
+		Addr: p.addr, Request: s.request(p.addr), Expect: loadgen.EchoExpect, Conns: c,
+		Warmup: o.warmup, Duration: o.dur,
+		OnMeasure: func(startW bool) {
+			if startW {
+				cpu0, _ = p.cpu()
+				box0 = boxBusy()
+			} else {
+				cpu1, _ = p.cpu()
+				box1 = boxBusy()
+			}
+		},
+	})
+	if err != nil {
+		return point{}, fmt.Errorf("%s c=%d: %w", s.Name, c, err)
+	}
+	select {
+	case <-p.done:
+		return point{}, fmt.Errorf("%s died during c=%d: %v\n%s", s.Name, c, p.err, p.log)
+	default:
+	}
+	srvSec := float64(cpu1-cpu0) / clockTicks
+	boxSec := float64(box1-box0) / clockTicks
+	pt := point{Server: s.Name, Rep: rep, Conc: c, Result: res, RSSKiB: p.hwm()}
+	pt.ServerCPUPct = 100 * srvSec / res.Seconds
+	if res.Requests > 0 {
+		pt.ServerCPUus = srvSec * 1e6 / float64(res.Requests)
+	}
+	pt.OtherCPUPct = max(0, 100*boxSec/res.Seconds-pt.ServerCPUPct-res.LoaderCPUPct)
+	return pt, nil
 }
 
 func summarize(specs []spec, levels []int, points []point) []summary {
@@ -433,6 +518,7 @@ func metadata(o options, serverCPU string) map[string]any {
 		"reps":          o.reps,
 		"request_shape": "M (2026-07-28 headers + params._meta), tools/call echo {text:hello}",
 		"go_servers":    "GOMAXPROCS=1",
+		"interleaved":   o.interleave,
 	}
 	if out, err := exec.Command("node", "--version").Output(); err == nil {
 		m["node"] = strings.TrimSpace(string(out))

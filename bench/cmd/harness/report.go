@@ -41,7 +41,11 @@ func ms(us float64) string {
 // CPU per request, peak RSS, ratios to bare and wymcp's ratio to each peer.
 func markdown(specs []spec, levels []int, sums []summary, meta map[string]any) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## tools/call echo, medians of %v reps (%v warm-up + %v measured per point)\n\n", meta["reps"], meta["warmup"], meta["duration"])
+	order := "each server's points in a row, servers in alternation"
+	if meta["interleaved"] == true {
+		order = "every server up at once, the points taken in turn"
+	}
+	fmt.Fprintf(&b, "## tools/call echo, medians of %v reps (%v warm-up + %v measured per point; %s)\n\n", meta["reps"], meta["warmup"], meta["duration"], order)
 	model := fmt.Sprint(meta["cpu_model"])
 	if c, _ := meta["caches"].(string); c != "" {
 		model += " (" + c + ")"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,5 +86,44 @@ func TestMachineLine(t *testing.T) {
 	md = markdown(specs, []int{16}, sums, map[string]any{"cpu_model": "AMD EPYC", "cpus": 2})
 	if want := "AMD EPYC, 2 CPUs"; !strings.Contains(md, want) {
 		t.Errorf("without caches: no %q in\n%s", want, md)
+	}
+}
+
+// TestTurnOrder: interleaved servers take their points in the given order
+// in odd reps and reversed in even ones, so each goes first as often.
+func TestTurnOrder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n, rep int
+		want   []int
+	}{
+		{2, 1, []int{0, 1}},
+		{2, 2, []int{1, 0}},
+		{3, 3, []int{0, 1, 2}},
+		{3, 4, []int{2, 1, 0}},
+		{1, 2, []int{0}},
+	} {
+		if got := turnOrder(tc.n, tc.rep); !slices.Equal(got, tc.want) {
+			t.Errorf("turnOrder(%d, %d) = %v, want %v", tc.n, tc.rep, got, tc.want)
+		}
+	}
+}
+
+// TestOrderLine: the report's title says how the servers were run.
+func TestOrderLine(t *testing.T) {
+	t.Parallel()
+	specs := []spec{{Name: "wymcp"}}
+	sums := summarize(specs, []int{16}, []point{pt("wymcp", 1, 16, 40000, 1000, 25)})
+	for _, tc := range []struct {
+		interleaved bool
+		want        string
+	}{
+		{false, "per point; each server's points in a row, servers in alternation)"},
+		{true, "per point; every server up at once, the points taken in turn)"},
+	} {
+		md := markdown(specs, []int{16}, sums, map[string]any{"reps": 3, "interleaved": tc.interleaved})
+		if !strings.Contains(md, tc.want) {
+			t.Errorf("interleaved=%v: no %q in\n%s", tc.interleaved, tc.want, md)
+		}
 	}
 }
