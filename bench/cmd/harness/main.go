@@ -179,23 +179,12 @@ func main() {
 			done, total, rep, o.reps, name, c, last, el.Round(time.Second), left.Round(time.Second))
 	}
 	for rep := 1; rep <= o.reps; rep++ {
-		if o.interleave {
-			pts, err := measureInterleaved(o, specs, bins, serverCPU, rep, tick)
-			if err != nil {
-				killAll()
-				fatal(err)
-			}
-			points = append(points, pts...)
-			continue
+		pts, err := measureRep(o, specs, bins, serverCPU, rep, tick)
+		if err != nil {
+			killAll()
+			fatal(err)
 		}
-		for si, s := range specs {
-			pts, err := measureServer(o, s, bins[s.Name], freePort(o.basePort+si), serverCPU, rep, tick)
-			if err != nil {
-				killAll()
-				fatal(err)
-			}
-			points = append(points, pts...)
-		}
+		points = append(points, pts...)
 	}
 	fmt.Fprintln(os.Stderr)
 
@@ -231,8 +220,29 @@ func main() {
 	}
 }
 
+// tickFunc is told of each point as it is measured, for the progress line.
+type tickFunc func(rep int, name string, c int, rps float64)
+
+// measureRep measures every server at every level once, in the order
+// -interleave picks: one server's whole matrix after another's, or every
+// server up at once and each level's points in turn (measureInterleaved).
+func measureRep(o options, specs []spec, bins map[string]string, serverCPU string, rep int, tick tickFunc) ([]point, error) {
+	if o.interleave {
+		return measureInterleaved(o, specs, bins, serverCPU, rep, tick)
+	}
+	var pts []point
+	for si, s := range specs {
+		sp, err := measureServer(o, s, bins[s.Name], freePort(o.basePort+si), serverCPU, rep, tick)
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, sp...)
+	}
+	return pts, nil
+}
+
 // measureServer starts s, pre-warms it and measures every level.
-func measureServer(o options, s spec, bin string, port int, serverCPU string, rep int, tick func(rep int, name string, c int, rps float64)) ([]point, error) {
+func measureServer(o options, s spec, bin string, port int, serverCPU string, rep int, tick tickFunc) ([]point, error) {
 	p, err := startWarm(o, s, bin, port, serverCPU)
 	if err != nil {
 		return nil, err
@@ -257,7 +267,7 @@ func measureServer(o options, s spec, bin string, port int, serverCPU string, re
 // minutes a whole server's matrix takes, so the pair's ratio (pairWith)
 // sees the same host: on the project machine the bare handler's
 // throughput has moved by a third between two reps.
-func measureInterleaved(o options, specs []spec, bins map[string]string, serverCPU string, rep int, tick func(rep int, name string, c int, rps float64)) ([]point, error) {
+func measureInterleaved(o options, specs []spec, bins map[string]string, serverCPU string, rep int, tick tickFunc) ([]point, error) {
 	procs := make([]*proc, len(specs))
 	defer func() {
 		for _, p := range procs {
