@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,7 +27,9 @@ import (
 // not: an [*AuthError] chooses the answer (401, 403, 400 or 503, see
 // [AuthCode]); any other error is answered 401, with error="invalid_token"
 // when the request carried an Authorization header. A nil principal with a
-// nil error is refused as an invalid token: an authenticator must say who.
+// nil error, or a principal with neither a Subject nor a ClientID, is
+// refused as an invalid token: an authenticator must say who, since what
+// binds to the caller binds to that (see [Principal.Subject]).
 //
 // Authenticate is called concurrently, from each request's goroutine, and
 // must be safe for that. ctx is the request's context, carrying its span;
@@ -45,6 +48,10 @@ import (
 // server goes on serving. The one exception is a panic with
 // http.ErrAbortHandler, net/http's deliberate abort of a response, which is
 // let through as net/http intends.
+//
+// An authenticator that can be unable to check any token at all (its keys
+// not fetched yet) also implements [Readier], and the server's readiness
+// endpoint reports it.
 //
 // Ready authenticators for OAuth bearer tokens (JWT access tokens checked
 // against a JWKS; opaque tokens checked by RFC 7662 introspection) are in
@@ -67,12 +74,22 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, r *http.Request) (*
 // it. Tools read it with [PrincipalFrom]. It is read-only: one value may
 // serve many requests.
 type Principal struct {
-	// Subject is the caller's stable identity: a token's sub claim, or its
-	// client_id when it has no sub (a client-credentials token). It is
-	// what per-caller state binds to; it is put on spans only when
-	// AuthOptions.RecordSubject says so.
+	// Subject is the token's sub claim: the user (or, in a
+	// client-credentials token that names one, the client) the token
+	// stands for, exactly as the authorization server wrote it, and ""
+	// when the token has no sub. It is never a client id filled in for a
+	// missing sub: ClientID says who the caller is then.
+	//
+	// The server binds per-caller state (multi-round-trip requestState)
+	// and the span's enduser.id, when AuthOptions.RecordSubject says so,
+	// to a key made of it: "sub:" and Subject when Subject is set, else
+	// "client:" and ClientID. Users and clients so never share a key, and
+	// a principal with neither is refused as an invalid token (401): every
+	// caller is someone (docs/design.md §6).
 	Subject string
-	// ClientID is the OAuth client the token was issued to, when known.
+	// ClientID is the OAuth client the token was issued to (its client_id,
+	// else its azp), when known; "" otherwise. A principal without a
+	// Subject is identified by it.
 	ClientID string
 	// Scopes are the OAuth scopes granted to the caller (RFC 6749 §3.3).
 	// They decide which tools the caller may call and see (tools.WithScopes).
@@ -205,8 +222,9 @@ type AuthOptions struct {
 	// are named in every challenge's scope (spec: scope lists what the
 	// operation needs). Each must be an RFC 6749 §3.3 scope token.
 	RequiredScopes []string
-	// RecordSubject puts the principal's subject on each request's span as
-	// enduser.id. Off by default: a subject identifies a person, and
+	// RecordSubject puts the caller's key on each request's span as
+	// enduser.id: "sub:" and the principal's Subject, or "client:" and its
+	// ClientID when it has no Subject (see Principal.Subject). Off by default: a subject identifies a person, and
 	// traces often travel further, and live longer, than the data the
 	// person agreed to share (privacy by default).
 	RecordSubject bool
@@ -241,12 +259,32 @@ func (a *AuthOptions) resolve() (*config.Auth, error) {
 				return nil, &config.AuthRefusal{Kind: config.RefuseInvalidToken,
 					Cause: errors.New("the authenticator returned no principal and no error")}
 			}
-			return &caller.Identity{Subject: p.Subject, Scopes: p.Scopes, Principal: p}, nil
+			key := bindingKey(p)
+			if key == "" {
+				return nil, &config.AuthRefusal{Kind: config.RefuseInvalidToken,
+					Cause: errors.New("the authenticator's principal names neither a subject nor a client")}
+			}
+			return &caller.Identity{Subject: key, Scopes: p.Scopes, Principal: p}, nil
 		},
 		ResourceMetadata: a.ResourceMetadata,
 		RequiredScopes:   slices.Clone(a.RequiredScopes),
 		RecordSubject:    a.RecordSubject,
 	}, nil
+}
+
+// bindingKey returns the caller's key, what per-caller state binds to
+// (caller.Identity.Subject): "sub:" and the principal's subject, or
+// "client:" and its client id when it has no subject, so that a user and a
+// client of the same name never share one; "" when it names neither, which
+// is refused. It is made here and nowhere else (docs/design.md §6).
+func bindingKey(p *Principal) string {
+	switch {
+	case p.Subject != "":
+		return "sub:" + p.Subject
+	case p.ClientID != "":
+		return "client:" + p.ClientID
+	}
+	return ""
 }
 
 // refusal maps an authenticator's error onto the stage's refusal kinds.
@@ -274,4 +312,60 @@ func refusal(err error, r *http.Request) *config.AuthRefusal {
 		ref.Kind = config.RefuseInvalidToken
 	}
 	return ref
+}
+
+// Readier is implemented by an [Authenticator] that can be unable to check
+// any token at all: one whose keys were never fetched (auth.JWT with a
+// remote JWKS). Every request would then be answered 503, so the replica
+// should not be routed to: [Server.ReadinessHandler] asks Ready on each
+// probe and answers 503 while it returns an error. An authenticator that
+// does not implement it is taken as always ready.
+//
+// Ready must be cheap and must not wait on the network (probes are frequent
+// and have short timeouts): an authenticator that needs a fetch starts it
+// in the background and reports not ready meanwhile. ctx is the probe's
+// context.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
+// readierOf returns the authenticator of opts as a Readier, nil when auth
+// is off or the authenticator is not one.
+func readierOf(opts *Options) Readier {
+	if opts == nil || opts.Auth == nil {
+		return nil
+	}
+	r, _ := opts.Auth.Authenticator.(Readier)
+	return r
+}
+
+// withAuthReadiness returns the readiness endpoint next, answering 503
+// "auth not ready" to a probe while the server's authenticator is not
+// ready (see Readier). A draining server, and a method the endpoint does
+// not serve, are next's to answer.
+func (s *Server) withAuthReadiness(next http.Handler) http.Handler {
+	if s.authReady == nil {
+		return next
+	}
+	return authReadiness{next: next, s: s}
+}
+
+type authReadiness struct {
+	next http.Handler
+	s    *Server
+}
+
+func (a authReadiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if !probe || a.s.Draining() || a.s.authReady.Ready(r.Context()) == nil {
+		a.next.ServeHTTP(w, r)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	hdr.Set("Cache-Control", "no-store") // as the endpoint's own answers
+	w.WriteHeader(http.StatusServiceUnavailable)
+	if r.Method != http.MethodHead {
+		_, _ = io.WriteString(w, "auth not ready\n")
+	}
 }

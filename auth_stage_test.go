@@ -329,8 +329,8 @@ func TestAuthenticatorPanicContained(t *testing.T) {
 	hs.Send(t, bearer(mcptest.ToolCall("echo", `{"text":"after"}`), "reader")).ExpectResult(t, "1")
 }
 
-// TestSubjectOnSpanOnlyWhenAsked: privacy by default, enduser.id on the
-// span with RecordSubject.
+// TestSubjectOnSpanOnlyWhenAsked: privacy by default, enduser.id (the
+// caller's key, "sub:" and the subject) on the span with RecordSubject.
 func TestSubjectOnSpanOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
 	hs, rec, _ := recordedServer(t, false)
@@ -340,8 +340,9 @@ func TestSubjectOnSpanOnlyWhenAsked(t *testing.T) {
 	}
 	hs, rec, _ = recordedServer(t, true)
 	hs.Send(t, bearer(mcptest.ToolCall("echo", `{"text":"x"}`), "reader")).ExpectResult(t, "1")
-	if v, _ := spanAttr(rec, "enduser.id"); v != "alice" {
-		t.Errorf("enduser.id = %q with RecordSubject, want alice", v)
+	// The caller's key (docs/design.md §6): users and clients apart.
+	if v, _ := spanAttr(rec, "enduser.id"); v != "sub:alice" {
+		t.Errorf("enduser.id = %q with RecordSubject, want sub:alice", v)
 	}
 	hs.Send(t, mcptest.ToolCall("echo", `{"text":"x"}`)).ExpectError(t, 401, -32600, "1")
 	if v, _ := spanAttr(rec, "wymcp.auth.refusal"); v != "no_token" {

@@ -285,8 +285,9 @@ func TestDrainAnswersInFlight(t *testing.T) {
 
 // TestSecondShutdown: a second Shutdown during the first's drain returns
 // when its own ctx ends, stopping admissions (the caller ran out of
-// patience) without cutting off the calls in flight; the first still
-// returns nil; a Shutdown after both returns at once.
+// patience) and cutting the call in flight short, which is answered so
+// (drain.go); the first still returns nil; a Shutdown after both returns
+// at once.
 func TestSecondShutdown(t *testing.T) {
 	t.Parallel()
 	const delay = 5 * time.Second
@@ -311,8 +312,7 @@ func TestSecondShutdown(t *testing.T) {
 		rep.ExpectError(t, 503, -32603, "2")
 		wantHeader(t, rep, "Retry-After", "1")
 
-		rep = <-inFlight
-		rep.ExpectResult(t, "1")
+		expectCut(t, <-inFlight, "1")
 		if err := <-first; err != nil {
 			t.Errorf("first Shutdown = %v, want nil", err)
 		}

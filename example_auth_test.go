@@ -55,8 +55,8 @@ func ExampleAuthenticatorFunc() {
 		fmt.Println(status, body)
 	}
 	// Output:
-	// 401 Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:read"
-	// 401 Bearer error="invalid_token", error_description="unknown API key", resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:read"
+	// 401 Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"
+	// 401 Bearer error="invalid_token", error_description="unknown API key", resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"notes of ada\""}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"notes","version":"1.0.0"}}}}
 }
 

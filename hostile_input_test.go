@@ -54,6 +54,14 @@ func TestHostileBodies(t *testing.T) {
 			rep.ExpectError(t, tc.status, tc.code, tc.id)
 		})
 	}
+	t.Run("id past 1024 bytes", func(t *testing.T) {
+		t.Parallel()
+		rep := hs.Send(t, mcptest.RPC{Body: `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 1023) + `","method":"tools/list"}`})
+		rep.ExpectError(t, 400, -32600, "null")
+		if want := "Invalid Request: id too long (its JSON text may be at most 1024 bytes)"; rep.Msg.Error == nil || rep.Msg.Error.Message != want {
+			t.Errorf("error %+v, want the message %q", rep.Msg.Error, want)
+		}
+	})
 	t.Run("10 MB string past the limit", func(t *testing.T) {
 		t.Parallel()
 		_, small := newTestServer(t, nil, nil) // default 4 MiB

@@ -35,6 +35,9 @@ func TestRejections(t *testing.T) {
 		{name: "PUT", row: "GET, DELETE, any verb but POST", req: withVerb(mcptest.Call("tools/list", ""), "PUT"), status: 405, code: -32600, id: "null"},
 		{name: "foreign Origin", row: "Origin present and not allowed", req: mcptest.Call("tools/list", "").With("Origin", "https://evil.example.com"), status: 403, code: -32600, id: "null"},
 		{name: "null Origin", row: "Origin present and not allowed", req: mcptest.Call("tools/list", "").With("Origin", "null"), status: 403, code: -32600, id: "null"},
+		{name: "two Origins", row: "Origin repeated", req: mcptest.Call("tools/list", "").With("Origin", "http://localhost").WithExtra("Origin", "https://evil.example.com"), status: 403, code: -32600, id: "null",
+			check: func(t *testing.T, rep mcptest.Reply) { wantMessage(t, rep, "Forbidden: more than one Origin header") }},
+		{name: "two allowed Origins", row: "Origin repeated", req: mcptest.Call("tools/list", "").With("Origin", "http://localhost").WithExtra("Origin", "http://127.0.0.1"), status: 403, code: -32600, id: "null"},
 		{name: "foreign Host on loopback", row: "Host not allowed (DNS rebinding)", req: mcptest.Call("tools/list", "").With("Host", "evil.example.com"), status: 403, code: -32600, id: "null"},
 		{name: "text/plain", row: "Content-Type not application/json", req: mcptest.Call("tools/list", "").With("Content-Type", "text/plain"), status: 415, code: -32600, id: "null"},
 		{name: "no Content-Type", row: "Content-Type not application/json", req: mcptest.Call("tools/list", "").With("Content-Type", ""), status: 415, code: -32600, id: "null"},
@@ -69,6 +72,15 @@ func TestRejections(t *testing.T) {
 			status: 400, code: -32022, id: "0", check: func(t *testing.T, rep mcptest.Reply) {
 				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": ""})
 			}},
+		{name: "2025-era request after initialize", row: "a request without a _meta version whose MCP-Protocol-Version names an unserved revision", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, Headers: map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "2025-06-18"}},
+			status: 400, code: -32022, id: "2", check: func(t *testing.T, rep mcptest.Reply) {
+				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": "2025-06-18"})
+			}},
+		{name: "2025-era call with a progress token", row: "a request without a _meta version whose MCP-Protocol-Version names an unserved revision", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":1}}}`, Headers: map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo", "MCP-Protocol-Version": "2025-11-25"}},
+			status: 400, code: -32022, id: "3", check: func(t *testing.T, rep mcptest.Reply) {
+				wantData(t, rep, map[string]any{"supported": []any{"2026-07-28"}, "requested": "2025-11-25"})
+			}},
+		{name: "no _meta, served revision in the header", row: "params._meta missing", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, Headers: map[string]string{"Mcp-Method": "tools/list"}}, status: 400, code: -32602, id: "1"},
 		{name: "no params", row: "params._meta missing", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
 		{name: "no _meta", row: "params._meta missing", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
 		{name: "_meta not an object", row: "params._meta malformed", req: mcptest.RPC{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":[]}}`, Headers: map[string]string{"Mcp-Method": "server/discover"}}, status: 400, code: -32602, id: "1"},
@@ -162,8 +174,14 @@ func TestAuthRejections(t *testing.T) {
 	}{
 		{name: "no token", row: "auth missing/invalid", req: mcptest.Call("tools/list", ""),
 			status: 401, code: -32600, id: "1", challenge: `Bearer ` + md + `, scope="mcp"`},
-		{name: "no token, scoped tool", row: "auth missing/invalid (scope names the tool's too)", req: mcptest.ToolCall("admin_only", `{}`).WithID(7),
-			status: 401, code: -32600, id: "7", challenge: `Bearer ` + md + `, scope="mcp admin"`},
+		{name: "no token, scoped tool", row: "auth missing/invalid (the same challenge whatever the tool)", req: mcptest.ToolCall("admin_only", `{}`).WithID(7),
+			status: 401, code: -32600, id: "7", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "no token, unknown tool", row: "auth missing/invalid (the same challenge whatever the tool)", req: mcptest.ToolCall("no_such_tool", `{}`).WithID(7),
+			status: 401, code: -32600, id: "7", challenge: `Bearer ` + md + `, scope="mcp"`},
+		{name: "invalid token, scoped tool", row: "auth missing/invalid (the same challenge whatever the tool)", req: bearer(mcptest.ToolCall("admin_only", `{}`), "plain-error"),
+			status: 401, code: -32600, id: "1", challenge: `Bearer error="invalid_token", ` + md + `, scope="mcp"`},
+		{name: "token in the query string, scoped tool", row: "auth invalid request (the same challenge whatever the tool)", req: bearer(mcptest.ToolCall("admin_only", `{}`), "query").WithID(3),
+			status: 400, code: -32600, id: "3", challenge: `Bearer error="invalid_request", error_description="access tokens are accepted in the Authorization header only", ` + md + `, scope="mcp"`},
 		{name: "invalid token", row: "auth missing/invalid", req: bearer(mcptest.Call("tools/list", ""), "forged"),
 			status: 401, code: -32600, id: "1", challenge: `Bearer error="invalid_token", error_description="bad tokenX-Injected: yes", ` + md + `, scope="mcp"`},
 		{name: "plain error from the authenticator", row: "auth missing/invalid", req: bearer(mcptest.Call("tools/list", ""), "plain-error"),
@@ -247,6 +265,14 @@ func wantData(t *testing.T, rep mcptest.Reply, want map[string]any) {
 	t.Helper()
 	if got := rep.Data(t); !reflect.DeepEqual(got, want) {
 		t.Errorf("data = %v, want %v", got, want)
+	}
+}
+
+// wantMessage checks the JSON-RPC error's message.
+func wantMessage(t *testing.T, rep mcptest.Reply, want string) {
+	t.Helper()
+	if rep.Msg.Error == nil || rep.Msg.Error.Message != want {
+		t.Errorf("error %+v, want the message %q", rep.Msg.Error, want)
 	}
 }
 

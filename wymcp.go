@@ -148,6 +148,9 @@ type Server struct {
 	handler *transport.Handler
 	system  *actors.System
 	drain   drain
+	// authReady is the authenticator's readiness (auth.go), nil when it
+	// has none.
+	authReady Readier
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -173,7 +176,7 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 		return nil, err
 	}
 	h := transport.New(cfg, sys, telemetry.New(cfg))
-	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}}, nil
+	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}, authReady: readierOf(opts)}, nil
 }
 
 // resolve returns the configuration o stands for: every zero field replaced

@@ -36,6 +36,10 @@
 //		mux.Handle(pattern, h)
 //	}
 //
+// A [JWT] on a remote [JWKS] cannot verify any token until the set is
+// fetched once; it is a wymcp.Readier, so the server's ReadinessHandler
+// answers 503 meanwhile and a balancer routes elsewhere.
+//
 // # The audience
 //
 // Both authenticators take the server's canonical resource URI (RFC 8707)

@@ -89,7 +89,7 @@ func ExampleNewJWT() {
 	status, _, body := call(ts.URL+"/mcp", signed)
 	fmt.Println(status, strings.Contains(body, `notes of ada`))
 	// Output:
-	// 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:read"
+	// 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
 	// 200 {"resource":"https://mcp.example.com/mcp","authorization_servers":["https://as.example.com"],"scopes_supported":["notes:read"],"bearer_methods_supported":["header"]}
 	// 200 true
 }

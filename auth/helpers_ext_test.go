@@ -169,11 +169,15 @@ func newJWKSServer(t testing.TB, doc []byte) *jwksServer {
 func (s *jwksServer) set(doc []byte) { s.doc.Store(&doc) }
 
 // serveMCP serves the test tools behind authn: echo, for any caller, and
-// admin, which needs tools:admin.
+// admin, which needs tools:admin. Both answer the caller's subject, or
+// "client <id>" for a principal without one.
 func serveMCP(t testing.TB, authn wymcp.Authenticator) *mcptest.Endpoint {
 	t.Helper()
 	who := func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
 		p := wymcp.PrincipalFrom(ctx)
+		if p.Subject == "" {
+			return protocol.TextResult("client " + p.ClientID), nil
+		}
 		return protocol.TextResult(p.Subject), nil
 	}
 	ts := []*tools.Tool{

@@ -23,10 +23,17 @@ const (
 	// still works, while sparing the authorization server a round trip
 	// per request.
 	DefaultIntrospectionCacheTTL = time.Minute
-	// inactiveTTL is how long an inactive answer is reused: long enough
-	// that a client retrying a dead token in a loop costs the authorization
-	// server little, short enough not to matter to a token not yet valid.
-	inactiveTTL = 10 * time.Second
+	// DefaultIntrospectionNegativeTTL is how long a refusal (an inactive
+	// token, an answer that fails a check) is reused: long enough that a
+	// client retrying a dead token in a loop costs the authorization server
+	// little, short enough not to matter to a token not yet valid.
+	DefaultIntrospectionNegativeTTL = 5 * time.Second
+	// DefaultMaxIntrospectionCalls bounds the calls to the endpoint in
+	// flight at once. Each token not seen before costs one call, so
+	// without a bound anyone could make the server open as many calls to
+	// the authorization server as requests it can send; a server busy with
+	// this many is answering its callers slowly already.
+	DefaultMaxIntrospectionCalls = 64
 	// maxIntrospectionBytes bounds an introspection answer; real ones are
 	// a few hundred bytes.
 	maxIntrospectionBytes = 64 << 10
@@ -47,11 +54,24 @@ type IntrospectionOptions struct {
 	Timeout time.Duration
 	// CacheTTL is the longest an active answer is reused, never past the
 	// token's exp; 0 means DefaultIntrospectionCacheTTL (1 minute);
-	// negative turns the cache off.
+	// negative turns the cache of active answers off.
 	CacheTTL time.Duration
-	// CacheSize is the number of answers remembered; 0 means
-	// DefaultCacheSize (4096).
+	// NegativeCacheTTL is how long a refusal (an inactive token, an
+	// answer that fails a check) is reused; 0 means
+	// DefaultIntrospectionNegativeTTL (5 s); negative turns the cache of
+	// refusals off. An endpoint that could not answer is never cached.
+	NegativeCacheTTL time.Duration
+	// CacheSize is the number of active answers remembered; 0 means
+	// DefaultCacheSize (4096). Refusals are remembered apart, in a cache
+	// of the same size, so that a flood of unknown tokens never evicts a
+	// valid one.
 	CacheSize int
+	// MaxConcurrentCalls bounds the calls to the endpoint in flight at
+	// once; 0 means DefaultMaxIntrospectionCalls (64). A request whose
+	// token would need one more call is answered at once with
+	// AuthUnavailable (503 with Retry-After); requests with a token
+	// already being asked about wait for that call instead.
+	MaxConcurrentCalls int
 }
 
 // Introspection authenticates requests that carry an opaque access token,
@@ -61,7 +81,10 @@ type IntrospectionOptions struct {
 // one is refused, as with JWTs: nothing would end it), names the audience
 // among its aud values (MCP: the resource server must check that the
 // token was issued for it), carries the issuer when one is configured and
-// the answer names one, and has token_type Bearer when it has one.
+// the answer names one, has token_type Bearer when it has one, and says
+// who the token stands for by the rules of [JWT]'s claims: Subject is sub
+// (a non-empty string when present), ClientID is client_id (else azp), and
+// an answer without a sub must name its client.
 //
 // An endpoint that cannot be reached, that times out, or that answers
 // anything but a 200 with an introspection document (its 401 to wrong
@@ -69,10 +92,15 @@ type IntrospectionOptions struct {
 // with Retry-After and logs it, since the token may well be valid and a
 // 401 would make the client discard it.
 //
-// Answers are cached (active ones until the earlier of exp and CacheTTL,
-// inactive ones for ten seconds), and concurrent requests with the same
-// token share one call to the endpoint. An Introspection is safe for
-// concurrent use.
+// The calls to the endpoint are bounded, because each token not seen
+// before costs one (docs/design.md §6): at most MaxConcurrentCalls are in
+// flight (a request that would need one more is answered 503 at once);
+// concurrent requests with the same token share one call; and a call ends
+// when the last request waiting on it does (the client went away), so no
+// call outlives the requests that need it. Answers are cached: active ones
+// until the earlier of exp and CacheTTL, refusals for NegativeCacheTTL, in
+// a cache of their own so that a flood of unknown tokens cannot evict the
+// valid ones. An Introspection is safe for concurrent use.
 type Introspection struct {
 	endpoint string
 	id       string
@@ -82,24 +110,25 @@ type Introspection struct {
 	client   *http.Client
 	timeout  time.Duration
 	ttl      time.Duration
-	cache    *tokenCache[introspected]
+	negTTL   time.Duration
+	cache    *tokenCache[*wymcp.Principal] // active answers
+	refused  *tokenCache[error]            // refusals, apart
+	// calls is a semaphore of MaxConcurrentCalls slots, one per call in
+	// flight.
+	calls chan struct{}
 
 	mu     sync.Mutex
 	flying map[string]*flight
 }
 
-// introspected is a remembered answer: a principal, or the refusal of a
-// token that is inactive or fails a check.
-type introspected struct {
-	p   *wymcp.Principal
-	err error
-}
-
-// flight is one call to the endpoint that concurrent requests share.
+// flight is one call to the endpoint that concurrent requests share. Its
+// context is cancelled when the last of them leaves.
 type flight struct {
-	done chan struct{}
-	p    *wymcp.Principal
-	err  error
+	cancel  context.CancelFunc
+	waiters int // the requests waiting on it; under Introspection.mu
+	done    chan struct{}
+	p       *wymcp.Principal // set before done is closed
+	err     error
 }
 
 // NewIntrospection returns an authenticator that introspects tokens at
@@ -128,13 +157,21 @@ func NewIntrospection(endpoint, clientID, clientSecret, audience string, opts *I
 		client:   noRedirects(opts.HTTPClient),
 		timeout:  orDefault(opts.Timeout, DefaultFetchTimeout),
 		ttl:      opts.CacheTTL,
+		negTTL:   opts.NegativeCacheTTL,
+		calls:    make(chan struct{}, orDefault(opts.MaxConcurrentCalls, DefaultMaxIntrospectionCalls)),
 		flying:   map[string]*flight{},
 	}
 	if in.ttl == 0 {
 		in.ttl = DefaultIntrospectionCacheTTL
 	}
 	if in.ttl > 0 {
-		in.cache = newTokenCache[introspected](opts.CacheSize)
+		in.cache = newTokenCache[*wymcp.Principal](opts.CacheSize)
+	}
+	if in.negTTL == 0 {
+		in.negTTL = DefaultIntrospectionNegativeTTL
+	}
+	if in.negTTL > 0 {
+		in.refused = newTokenCache[error](opts.CacheSize)
 	}
 	return in, nil
 }
@@ -151,53 +188,101 @@ func (in *Introspection) Authenticate(ctx context.Context, r *http.Request) (*wy
 	return in.Introspect(ctx, token)
 }
 
-var errInactive = invalid("the token is not active", nil)
+var (
+	errInactive     = invalid("the token is not active", nil)
+	errTooManyCalls = unavailable(errors.New("auth: introspection: MaxConcurrentCalls calls to the endpoint are in flight already"))
+)
 
 // Introspect returns the principal of an active token (checking its
 // syntax first, as [BearerToken] does, unless the same token was answered
 // before), or a
 // [*wymcp.AuthError]: AuthInvalidToken for a token the authorization
 // server says is inactive or that fails a check above, AuthUnavailable
-// when the endpoint could not answer. ctx bounds the call (with Timeout);
-// a caller whose ctx ends stops waiting for a call it shares.
+// when the endpoint could not answer, or when MaxConcurrentCalls calls are
+// in flight already and the token is not the subject of one. ctx bounds
+// the call (with Timeout): a caller whose ctx ends stops waiting, and the
+// call is cancelled when no other caller waits for it.
 func (in *Introspection) Introspect(ctx context.Context, token string) (*wymcp.Principal, error) {
-	if v, ok := in.cache.get(token, time.Now()); ok {
-		return v.p, v.err
+	now := time.Now()
+	if p, ok := in.cache.get(token, now); ok {
+		return p, nil
+	}
+	if err, ok := in.refused.get(token, now); ok {
+		return nil, err
 	}
 	if err := checkToken(token); err != nil {
 		return nil, err
 	}
-	in.mu.Lock()
-	f, shared := in.flying[token]
-	if !shared {
-		f = &flight{done: make(chan struct{})}
-		in.flying[token] = f
-		// The call runs on for every request waiting on it, so no one
-		// request's end may cut it off: it has its own deadline, and its
-		// own goroutine, so that the request that started it can leave.
-		go func() {
-			f.p, f.err = in.call(context.WithoutCancel(ctx), token)
-			in.mu.Lock()
-			delete(in.flying, token)
-			in.mu.Unlock()
-			close(f.done)
-		}()
+	f, err := in.join(ctx, token)
+	if err != nil {
+		return nil, err
 	}
-	in.mu.Unlock()
 	select {
 	case <-f.done:
 		return f.p, f.err
 	case <-ctx.Done():
+		in.leave(token, f)
 		return nil, unavailable(ctx.Err())
 	}
+}
+
+// join returns the call in flight for token, counting the caller among
+// its waiters, or starts one when a slot of the MaxConcurrentCalls bound
+// is free. The call runs on its own goroutine, so that a waiter can leave
+// (its request ended) while others stay; its context keeps the starting
+// request's values (its span) but not its end, which leave decides.
+func (in *Introspection) join(ctx context.Context, token string) (*flight, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if f, ok := in.flying[token]; ok {
+		f.waiters++
+		return f, nil
+	}
+	select {
+	case in.calls <- struct{}{}:
+	default:
+		return nil, errTooManyCalls
+	}
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f := &flight{cancel: cancel, waiters: 1, done: make(chan struct{})}
+	in.flying[token] = f
+	go in.fly(callCtx, token, f)
+	return f, nil
+}
+
+// fly makes f's call, then frees its slot and lets its waiters go.
+func (in *Introspection) fly(ctx context.Context, token string, f *flight) {
+	f.p, f.err = in.call(ctx, token)
+	f.cancel()
+	in.mu.Lock()
+	if in.flying[token] == f {
+		delete(in.flying, token)
+	}
+	in.mu.Unlock()
+	<-in.calls
+	close(f.done)
+}
+
+// leave takes a waiter whose request ended off f; the last one to leave
+// cancels the call, which no one needs any more, and a later request with
+// the token starts a call of its own.
+func (in *Introspection) leave(token string, f *flight) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	f.waiters--
+	if f.waiters > 0 {
+		return
+	}
+	if in.flying[token] == f {
+		delete(in.flying, token)
+	}
+	f.cancel()
 }
 
 // introspection holds the members of an RFC 7662 §2.2 answer read here.
 type introspection struct {
 	Active    bool   `json:"active"`
 	Scope     string `json:"scope"`
-	ClientID  string `json:"client_id"`
-	Sub       string `json:"sub"`
 	TokenType string `json:"token_type"`
 	Iss       string `json:"iss"`
 	Exp       *int64 `json:"exp"`
@@ -240,54 +325,65 @@ func (in *Introspection) call(ctx context.Context, token string) (*wymcp.Princip
 		return nil, unavailable(fmt.Errorf("introspection at %s: the answer is not an introspection document: %w", in.endpoint, err))
 	}
 	now := time.Now()
-	p, refusal := in.check(&ans, now)
+	p, refusal := in.principal(&ans, body, now)
 	if refusal != nil {
-		in.cache.put(token, introspected{err: refusal}, now.Add(min(inactiveTTL, in.ttl)))
+		in.refused.put(token, refusal, now.Add(in.negTTL))
 		return nil, refusal
 	}
-	var claims map[string]any
-	_ = strictjson.Unmarshal(body, &claims) // decoded above: cannot fail
-	p.Claims = claims
 	until := now.Add(in.ttl)
 	if p.Expiry.Before(until) {
 		until = p.Expiry
 	}
-	in.cache.put(token, introspected{p: p}, until)
+	in.cache.put(token, p, until)
 	return p, nil
 }
 
-// check applies the acceptance rules to an answer. exp and nbf are
-// compared with now in Unix seconds, as the integers they are: converted
-// to a time.Time first, a huge nbf would wrap around to the past and pass.
-func (in *Introspection) check(ans *introspection, now time.Time) (*wymcp.Principal, error) {
+// principal applies the acceptance rules to an answer, ans decoded from
+// body, and returns the principal of an accepted one: who it stands for
+// follows the rules of a JWT's claims (identify).
+func (in *Introspection) principal(ans *introspection, body []byte, now time.Time) (*wymcp.Principal, error) {
+	if err := in.check(ans, now); err != nil {
+		return nil, err
+	}
+	var claims map[string]any
+	_ = strictjson.Unmarshal(body, &claims) // decoded once already: cannot fail
+	sub, client, err := identify(claims)
+	if err != nil {
+		return nil, err
+	}
+	return &wymcp.Principal{
+		Subject:  sub,
+		ClientID: client,
+		Scopes:   scopesOf(ans.Scope),
+		Expiry:   time.Unix(min(*ans.Exp, maxNumericDate), 0),
+		Claims:   claims,
+	}, nil
+}
+
+// check applies the acceptance rules to an answer's members. exp and nbf
+// are compared with now in Unix seconds, as the integers they are:
+// converted to a time.Time first, a huge nbf would wrap around to the past
+// and pass.
+func (in *Introspection) check(ans *introspection, now time.Time) error {
 	// For an integer t, now < t exactly when now's whole seconds are.
 	secs := now.Unix()
 	switch {
 	case !ans.Active:
-		return nil, errInactive
+		return errInactive
 	case ans.Exp == nil:
-		return nil, invalid("the token has no expiry", nil)
+		return invalid("the token has no expiry", nil)
 	case secs >= *ans.Exp:
-		return nil, invalid("the token has expired", nil)
+		return invalid("the token has expired", nil)
 	case ans.Nbf != nil && secs < *ans.Nbf:
-		return nil, invalid("the token is not valid yet", nil)
+		return invalid("the token is not valid yet", nil)
 	case !audienceHas(ans.Aud, in.audience):
-		return nil, invalid("the token was issued for another resource", nil)
+		return invalid("the token was issued for another resource", nil)
 	case in.issuer != "" && ans.Iss != "" && ans.Iss != in.issuer:
-		return nil, invalid("the token is from another issuer", nil)
+		return invalid("the token is from another issuer", nil)
 	case ans.TokenType != "" && !strings.EqualFold(ans.TokenType, "bearer"):
-		return nil, invalid("the token is not a bearer token", nil)
+		return invalid("the token is not a bearer token", nil)
 	}
-	p := &wymcp.Principal{
-		Subject:  ans.Sub,
-		ClientID: ans.ClientID,
-		Scopes:   scopesOf(ans.Scope),
-		Expiry:   time.Unix(min(*ans.Exp, maxNumericDate), 0),
-	}
-	if p.Subject == "" {
-		p.Subject = p.ClientID
-	}
-	return p, nil
+	return nil
 }
 
 // audienceHas reports whether an aud value (a string or an array of

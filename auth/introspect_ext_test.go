@@ -86,9 +86,9 @@ func TestIntrospection(t *testing.T) {
 	as := newIntrospectionServer(t)
 	hs := newIntrospectionMCP(t, as.URL, rsSecret, &auth.IntrospectionOptions{Issuer: testIssuer})
 
-	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "opaque-client")
+	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "client opaque-client")
 	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("admin", `{}`), "admin")), "user-7")
-	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "exp-max")), "forever")
+	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "exp-max")), "client forever")
 	expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("admin", `{}`), "active")), 403, -32600, "1",
 		`Bearer error="insufficient_scope", `+md+`, scope="tools:admin"`)
 	for token, desc := range map[string]string{
@@ -105,7 +105,7 @@ func TestIntrospection(t *testing.T) {
 
 	// Answers are cached: the same tokens again cost no call.
 	before := as.calls.Load()
-	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "opaque-client")
+	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "client opaque-client")
 	expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "revoked-or-unknown")), 401, -32600, "1", invalidToken("the token is not active"))
 	if n := as.calls.Load() - before; n != 0 {
 		t.Errorf("%d calls for cached tokens", n)
@@ -135,7 +135,9 @@ func TestIntrospectionShared(t *testing.T) {
 	hs := newIntrospectionMCP(t, as.URL, rsSecret, nil)
 	var wg sync.WaitGroup
 	for range 10 {
-		wg.Go(func() { expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "opaque-client") })
+		wg.Go(func() {
+			expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "active")), "client opaque-client")
+		})
 	}
 	wg.Wait()
 	if n := as.calls.Load(); n != 1 {

@@ -29,6 +29,13 @@ const (
 	// authorization server may have rotated its keys), and without this
 	// bound anyone could make the server fetch on every request.
 	DefaultMinRefreshInterval = 30 * time.Second
+	// DefaultJWKSRetryInterval is the wait after the first failed fetch of
+	// a set never fetched, before the next; each failure doubles it, up to
+	// MinRefreshInterval. Until a set is held no token can be verified and
+	// every request is answered 503, so an authorization server that comes
+	// back is tried again within about a second, not after
+	// MinRefreshInterval.
+	DefaultJWKSRetryInterval = time.Second
 	// DefaultMaxJWKSBytes bounds a fetched document: a set of a dozen RSA
 	// keys is ~10 KiB.
 	DefaultMaxJWKSBytes = 256 << 10
@@ -49,9 +56,14 @@ type JWKSOptions struct {
 	// MaxAge is how long a fetched set is used before it is refreshed in
 	// the background; 0 means DefaultJWKSMaxAge (15 minutes).
 	MaxAge time.Duration
-	// MinRefreshInterval is the least time between two fetches; 0 means
-	// DefaultMinRefreshInterval (30 s).
+	// MinRefreshInterval is the least time between two fetches once a
+	// set is held; 0 means DefaultMinRefreshInterval (30 s).
 	MinRefreshInterval time.Duration
+	// RetryInterval is the least time between two fetches while no set
+	// was ever fetched: it starts here after the first failure and doubles
+	// with each further one, up to MinRefreshInterval; 0 means
+	// DefaultJWKSRetryInterval (1 s).
+	RetryInterval time.Duration
 	// MaxBytes bounds the fetched document; 0 means DefaultMaxJWKSBytes
 	// (256 KiB).
 	MaxBytes int64
@@ -69,7 +81,9 @@ type JWKSOptions struct {
 //
 // A remote set is fetched on first use, not when it is made, so that a
 // server can start while its authorization server is still coming up
-// (call Refresh to fetch it eagerly). No URL other than the configured one
+// (call Refresh to fetch it eagerly); until one fetch succeeds it is
+// retried with a short backoff (JWKSOptions.RetryInterval), and
+// [JWKS.Ready] reports it not ready. No URL other than the configured one
 // is ever fetched: a token's jku, x5u and jwk headers are ignored.
 type JWKS struct {
 	url        string // "" for a fixed set
@@ -77,6 +91,7 @@ type JWKS struct {
 	timeout    time.Duration
 	maxAge     time.Duration
 	minRefresh time.Duration
+	retry      time.Duration
 	maxBytes   int64
 	maxKeys    int
 	logger     *slog.Logger
@@ -85,10 +100,13 @@ type JWKS struct {
 	// fetching is a one-slot semaphore: one fetch at a time, and a waiter
 	// can give up when its request ends (a sync.Mutex cannot).
 	fetching chan struct{}
-	// lastAttempt is when the last fetch began (unix nanoseconds), for the
-	// MinRefreshInterval bound; written under fetching.
-	lastAttempt atomic.Int64
-	background  atomic.Bool // a background refresh is running
+	// next is the earliest time (unix nanoseconds) a fetch that is not
+	// forced may begin: MinRefreshInterval after the last fetch began, or,
+	// while no set was ever fetched, the backoff after the last failure.
+	// Written under fetching, as backoff is.
+	next       atomic.Int64
+	backoff    time.Duration
+	background atomic.Bool // a background refresh is running
 }
 
 // keySet is one version of the set's keys.
@@ -130,6 +148,7 @@ func NewRemoteJWKS(jwksURL string, opts *JWKSOptions) (*JWKS, error) {
 		timeout:    orDefault(opts.Timeout, DefaultFetchTimeout),
 		maxAge:     orDefault(opts.MaxAge, DefaultJWKSMaxAge),
 		minRefresh: orDefault(opts.MinRefreshInterval, DefaultMinRefreshInterval),
+		retry:      orDefault(opts.RetryInterval, DefaultJWKSRetryInterval),
 		maxBytes:   orDefault(opts.MaxBytes, DefaultMaxJWKSBytes),
 		maxKeys:    orDefault(opts.MaxKeys, DefaultMaxJWKSKeys),
 		logger:     opts.Logger,
@@ -154,7 +173,24 @@ func (k *JWKS) Refresh(ctx context.Context) error {
 }
 
 // errRateLimited: the set was fetched too recently to fetch it again.
-var errRateLimited = errors.New("JWKS fetched less than MinRefreshInterval ago")
+var errRateLimited = errors.New("JWKS fetched less than MinRefreshInterval ago, or retried too soon after a failure")
+
+// errNoKeySet: Ready's answer while a remote set was never fetched.
+var errNoKeySet = errors.New("auth: the JWKS has not been fetched yet")
+
+// Ready reports whether tokens can be verified: nil once a set is held (a
+// fixed set always is; a remote one after its first successful fetch).
+// Until then it starts a fetch in the background, within the retry
+// backoff (see JWKSOptions.RetryInterval), and reports not ready; it never
+// waits on the network, so it can answer a readiness probe (see
+// wymcp.Readier). ctx is not used: the fetch outlives the probe.
+func (k *JWKS) Ready(ctx context.Context) error {
+	if k.set.Load() != nil {
+		return nil
+	}
+	k.refreshInBackground()
+	return errNoKeySet
+}
 
 // key returns the key that verifies a token with kid and alg. A kid the
 // set lacks makes a remote set refresh (at most once per
@@ -229,10 +265,11 @@ func (s *keySet) holds(key *jwk) bool {
 // current returns the set in use (nil before a remote set's first fetch).
 func (k *JWKS) current() *keySet { return k.set.Load() }
 
-// fetch fetches the set and installs it, unless one was fetched less
-// than MinRefreshInterval ago (force skips that bound). Concurrent
-// callers wait for one fetch and share its result; a caller whose ctx
-// ends stops waiting.
+// fetch fetches the set and installs it, unless the last fetch began
+// less than MinRefreshInterval ago or, while no set was ever fetched, the
+// backoff since the last failure has not passed (force skips both
+// bounds). Concurrent callers wait for one fetch and share its result; a
+// caller whose ctx ends stops waiting.
 func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 	before := k.set.Load()
 	select {
@@ -246,17 +283,37 @@ func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 		return set, nil
 	}
 	now := time.Now()
-	if !force && now.UnixNano()-k.lastAttempt.Load() < int64(k.minRefresh) {
+	if !force && now.UnixNano() < k.next.Load() {
 		return nil, errRateLimited
 	}
-	k.lastAttempt.Store(now.UnixNano())
+	k.next.Store(now.Add(k.minRefresh).UnixNano())
 	set, err := k.download(ctx)
 	if err != nil {
+		k.failed(now)
 		k.logger.Warn("wymcp/auth: fetching the JWKS failed", slog.String("url", k.url), slog.String("error", err.Error()))
 		return nil, err
 	}
+	k.backoff = 0
 	k.set.Store(set)
 	return set, nil
+}
+
+// failed sets when the next fetch may begin after one that began at
+// began and failed. While a set is held that is MinRefreshInterval later
+// (the old set serves meanwhile). While none was ever fetched every
+// request is refused, so the set is tried again sooner: RetryInterval
+// after the first failure, doubling with each further one up to
+// MinRefreshInterval. Called under fetching.
+func (k *JWKS) failed(began time.Time) {
+	if k.set.Load() != nil {
+		return
+	}
+	if k.backoff == 0 {
+		k.backoff = min(k.retry, k.minRefresh)
+	} else {
+		k.backoff = min(2*k.backoff, k.minRefresh)
+	}
+	k.next.Store(began.Add(k.backoff).UnixNano())
 }
 
 // refreshInBackground refreshes a stale set without holding up the

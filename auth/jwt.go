@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
 // DefaultLeeway is the clock skew allowed when exp and nbf are compared
@@ -62,8 +64,12 @@ type JWTOptions struct {
 //
 // The principal's scopes are the scope claim's space-separated values
 // (RFC 9068 §2.2.3) and the scp claim's (an array, or a space-separated
-// string as some servers send it); its subject is sub, or the client id
-// (client_id, azp) of a client-credentials token without one.
+// string as some servers send it); its Subject is sub and its ClientID is
+// client_id, else azp. A sub that is present must be a non-empty string;
+// a token without one (client credentials) must name its client; a token
+// that names neither is refused (docs/design.md §6), as is one whose
+// header or claims are not strict JSON (two members of one name, invalid
+// UTF-8).
 //
 // Checking every request's token again is what the stateless protocol
 // asks; the signature check is what costs (tens of µs). So a token that
@@ -143,7 +149,16 @@ func NewJWT(issuer, audience string, keys *JWKS, opts *JWTOptions) (*JWT, error)
 	}, nil
 }
 
-var _ wymcp.Authenticator = (*JWT)(nil)
+var (
+	_ wymcp.Authenticator = (*JWT)(nil)
+	_ wymcp.Readier       = (*JWT)(nil)
+)
+
+// Ready reports whether v can verify any token: nil once its JWKS holds a
+// key set (see [JWKS.Ready], which it is). A server whose authenticator v
+// is answers its readiness probe 503 until then (wymcp.Readier), since
+// every call would be answered 503.
+func (v *JWT) Ready(ctx context.Context) error { return v.keys.Ready(ctx) }
 
 // Authenticate reads the bearer token of r (see [BearerToken]) and
 // verifies it (see [JWT.Verify]).
@@ -170,6 +185,9 @@ func (v *JWT) Verify(ctx context.Context, token string) (*wymcp.Principal, error
 		v.cache.forget(token)
 	}
 	if err := checkToken(token); err != nil {
+		return nil, err
+	}
+	if err := strictSegments(token); err != nil {
 		return nil, err
 	}
 	var used *jwk
@@ -207,12 +225,16 @@ func (v *JWT) Verify(ctx context.Context, token string) (*wymcp.Principal, error
 	if nbf, ok := claims["nbf"].(float64); ok && nbf > maxNumericDate {
 		return nil, errNotYetValid
 	}
-	p := principalOf(claims)
+	p, err := principalOf(claims)
+	if err != nil {
+		return nil, err
+	}
 	v.cache.put(token, jwtVerdict{p: p, key: used}, p.Expiry.Add(v.leeway))
 	return p, nil
 }
 
 var (
+	errMalformedJWT   = invalid("malformed token", nil)
 	errNotYetValid    = invalid("the token is not valid yet", nil)
 	errNotAccessToken = invalid("the token is not an access token (typ)", nil)
 	errCritical       = invalid("the token has critical header parameters this server does not understand", nil)
@@ -254,22 +276,47 @@ func jwtRefusal(err error) error {
 	return invalid("invalid token", err)
 }
 
-// principalOf builds the principal of verified claims.
-func principalOf(claims map[string]any) *wymcp.Principal {
-	p := &wymcp.Principal{Claims: claims}
-	p.Subject, _ = claims["sub"].(string)
-	p.ClientID, _ = claims["client_id"].(string)
-	if p.ClientID == "" {
-		p.ClientID, _ = claims["azp"].(string)
+// principalOf builds the principal of verified claims, or refuses a token
+// that does not say who it stands for (see identify).
+func principalOf(claims map[string]any) (*wymcp.Principal, error) {
+	sub, client, err := identify(claims)
+	if err != nil {
+		return nil, err
 	}
-	if p.Subject == "" {
-		p.Subject = p.ClientID
-	}
+	p := &wymcp.Principal{Subject: sub, ClientID: client, Claims: claims}
 	p.Scopes = scopesOf(claims["scope"], claims["scp"])
 	if exp, ok := claims["exp"].(float64); ok {
 		p.Expiry = time.Unix(int64(exp), 0)
 	}
-	return p
+	return p, nil
+}
+
+var errNotStrictJSON = invalid("the token's header or claims are not strict JSON (duplicate names, invalid UTF-8)", nil)
+
+// strictSegments refuses a token whose header or payload is not strict
+// JSON (internal/strictjson: no two members of one name, valid UTF-8), as
+// every JSON wymcp reads must be. golang-jwt decodes them with
+// encoding/json, where the last of two sub members wins: a token would
+// then say one thing to this server and another to a reader that keeps
+// the first (docs/design.md §6). The segments are decoded as golang-jwt
+// decodes them (unpadded base64url); one that does not decode is
+// malformed.
+func strictSegments(token string) error {
+	header, rest, ok := strings.Cut(token, ".")
+	payload, _, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 {
+		return errMalformedJWT
+	}
+	for _, seg := range [2]string{header, payload} {
+		raw, err := base64.RawURLEncoding.DecodeString(seg)
+		if err != nil {
+			return errMalformedJWT
+		}
+		if !strictjson.Valid(raw) {
+			return errNotStrictJSON
+		}
+	}
+	return nil
 }
 
 // scopesOf reads the scopes of a scope claim (a space-separated string,

@@ -188,8 +188,12 @@ var jwtDescriptions = map[string]bool{
 	"the token is from another issuer":                 true,
 	"the token lacks a required claim (exp, iss, aud)": true,
 	"the token is not an access token (typ)":           true,
-	"the token has critical header parameters this server does not understand": true,
-	"the token's signing key is unknown":                                       true,
+	"the token has critical header parameters this server does not understand":          true,
+	"the token's signing key is unknown":                                                true,
+	"the token's header or claims are not strict JSON (duplicate names, invalid UTF-8)": true,
+	"the token's subject (sub) is not a non-empty string":                               true,
+	"the token's client (client_id, azp) is not a non-empty string":                     true,
+	"the token names no subject or client (sub, client_id, azp)":                        true,
 }
 
 // FuzzJWTVerify: arbitrary token strings against a JWT verifier with a
@@ -426,12 +430,31 @@ func checkAccepted(t *testing.T, token string, p *wymcp.Principal, keys []fuzzJW
 	if !p.Expiry.Equal(time.Unix(int64(exp), 0)) {
 		t.Fatalf("principal expiry %v, exp %v", p.Expiry, exp)
 	}
-	sub, _ := c["sub"].(string)
-	if sub == "" {
-		sub, _ = c["client_id"].(string)
+	checkIdentity(t, p, c)
+}
+
+// checkIdentity asserts that an accepted principal says who it is as its
+// claims do: Subject is a sub that is a non-empty string, or "" with no
+// sub (or a null one); ClientID is client_id, else azp; and a principal
+// without a Subject has a ClientID.
+func checkIdentity(t *testing.T, p *wymcp.Principal, c map[string]any) {
+	t.Helper()
+	sub, hasSub := c["sub"]
+	switch s, _ := sub.(string); {
+	case hasSub && sub != nil && (s == "" || p.Subject != s):
+		t.Fatalf("accepted sub %#v as subject %q", sub, p.Subject)
+	case (!hasSub || sub == nil) && p.Subject != "":
+		t.Fatalf("subject %q without a sub", p.Subject)
 	}
-	if p.Subject != sub {
-		t.Fatalf("principal subject %q, claims %v", p.Subject, c)
+	client, _ := c["client_id"].(string)
+	if c["client_id"] == nil {
+		client, _ = c["azp"].(string)
+	}
+	if p.Subject == "" && (p.ClientID == "" || p.ClientID != client) {
+		t.Fatalf("accepted a principal without a subject as client %q, claims %v", p.ClientID, c)
+	}
+	if p.ClientID != "" && p.ClientID != client {
+		t.Fatalf("client %q, claims %v", p.ClientID, c)
 	}
 }
 

@@ -41,6 +41,14 @@ type System struct {
 	tables      *tables
 	logger      *slog.Logger
 	stopOnce    sync.Once
+
+	// The cut (cut.go): cutting once a shutdown's time is up; cutReply is
+	// the answer it gives; late counts the answers being written for
+	// calls whose tools still run (the watchdog's and the cut's).
+	cutMu    sync.Mutex
+	cutting  atomic.Bool
+	cutReply Reply
+	late     lateWrites
 }
 
 type pool struct {
@@ -63,6 +71,7 @@ func New(cfg *config.Server) (*System, error) {
 	s := &System{logger: logger, pools: map[string]*pool{}}
 	s.callMethod = tables.callTool
 	s.tables = tables
+	s.cutReply = tables.callResult(cutOutcome())
 
 	quiet := slog.New(levelFloor{h: logger.Handler(), min: slog.LevelWarn})
 	s.sys = actor.NewActorSystemWithConfig(&actor.Config{
@@ -115,28 +124,18 @@ func New(cfg *config.Server) (*System, error) {
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }
 	// The watchdog's reply settles the call, for Ask when the tool returns
 	// at last (its own reply then finds the call settled and is dropped),
-	// and goes to call.Late, which writes it now.
-	overdueFault := func(r any) {
-		logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-	}
+	// and goes to call.Late, which writes it now (answerLate). Rare: only
+	// tools that ignore their deadline come here.
 	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
-		r := s.tables.callResult(c.Tool.DeadlineOutcome())
-		if c.settle(r) && c.Late != nil {
-			// On a goroutine of its own: a client that does not read can
-			// hold a write up to the write timeout, and the watchdog must
-			// not wait on it while other tools are overdue. Rare: only
-			// tools that ignore their deadline come here.
-			go func() {
-				defer func() {
-					if r := recover(); r != nil {
-						overdueFault(r)
-					}
-				}()
-				c.Late.WriteLate(r)
-			}()
-		}
-	}, overdueFault)
+		s.answerLate(c, s.tables.callResult(c.Tool.DeadlineOutcome()))
+	}, s.lateFault)
 	return s, nil
+}
+
+// lateFault logs a panic while answering for a call whose tool still runs
+// (answerLate): nobody else would see it.
+func (s *System) lateFault(r any) {
+	s.logger.Error("wymcp: answering an overdue call failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 }
 
 // spawnPool has the supervisor start n workers answering method with fn.
@@ -160,7 +159,8 @@ func (s *System) HasMethod(method string) bool {
 // worker of its own, the other methods in their method's pool; both run on
 // the calling goroutine. A tool that ignores its deadline is answered for
 // by the watchdog, through call.Late, while Ask still waits for it to
-// return. The caller must have checked HasMethod.
+// return; so is a call that a shutdown cuts short (Cut). The caller must
+// have checked HasMethod.
 func (s *System) Ask(call *Call) (Reply, error) {
 	parent := call.Ctx
 	if call.Request.Method == wire.MethodToolsCall {
@@ -174,6 +174,15 @@ func (s *System) Ask(call *Call) (Reply, error) {
 			call.Ctx = &call.tctx
 			s.watchdog.watch(call)
 			defer s.watchdog.forget(call)
+			// Read after watch: a Cut either finds the call watched or has
+			// set the flag before this reads it.
+			if s.cutting.Load() {
+				// The shutdown's time is up (Cut): a call admitted just
+				// before is answered as the others were, without its tool.
+				call.settle(s.cutReply)
+				r, _ := call.wait(nil)
+				return r, nil
+			}
 		}
 		// The worker runs on this goroutine (see New): Send returns once
 		// the tool has, with the call answered.

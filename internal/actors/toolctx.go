@@ -39,10 +39,13 @@ type toolContext struct {
 	released atomic.Bool // the call is over
 }
 
-// timedContext is the real context, made on demand.
+// timedContext is the real context, made on demand: the parent, through a
+// layer that a shutdown cancels with its cause (cut), bounded by the
+// deadline.
 type timedContext struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	cut    context.CancelCauseFunc
 }
 
 var _ context.Context = (*toolContext)(nil)
@@ -122,14 +125,26 @@ func (c *toolContext) materialize() context.Context {
 	if t := c.timed.Load(); t != nil {
 		return t.ctx
 	}
-	ctx, cancel := context.WithDeadline(c.parent, c.deadline)
+	// The deadline's layer is a child of the cut's: a deadline hit still
+	// reads context.DeadlineExceeded from Err (tools.Tool.Call tells a
+	// deadline from a cancellation by it), and a cut reaches it with its
+	// cause.
+	cuttable, cut := context.WithCancelCause(c.parent)
+	ctx, cancel := context.WithDeadline(cuttable, c.deadline)
 	if c.released.Load() {
 		// A tool still running after its call was answered (it ignored its
 		// deadline, or the client left) asks for Done: it is over.
 		cancel()
 	}
-	c.timed.Store(&timedContext{ctx: ctx, cancel: cancel})
+	c.timed.Store(&timedContext{ctx: ctx, cancel: cancel, cut: cut})
 	return ctx
+}
+
+// cut ends the context with cause, as a shutdown does to the calls it cuts
+// short (System.Cut): Err says context.Canceled, context.Cause says cause.
+func (c *toolContext) cut(cause error) {
+	c.materialize()
+	c.timed.Load().cut(cause)
 }
 
 // release ends the context when the call is over: its timer, if one was
@@ -141,5 +156,6 @@ func (c *toolContext) release() {
 	c.mu.Unlock()
 	if t != nil {
 		t.cancel()
+		t.cut(nil)
 	}
 }

@@ -179,6 +179,24 @@ func (w *watchdog) sweep(now time.Time) bool {
 	return more
 }
 
+// takeAll removes every call watched and returns them: the calls a
+// shutdown cuts short (System.Cut).
+func (w *watchdog) takeAll() []*Call {
+	var all []*Call
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		for c := s.head; c != nil; {
+			next := c.next
+			s.unlink(c)
+			all = append(all, c)
+			c = next
+		}
+		s.mu.Unlock()
+	}
+	return all
+}
+
 // answer runs overdue for c. A panic there would end the process from a
 // goroutine no strategy watches, so it is logged by the caller's hook and
 // dropped: the requester still has its own context to leave by.

@@ -8,9 +8,9 @@ import "context"
 
 type subjectKey struct{}
 
-// WithSubject returns ctx carrying the authenticated caller's subject, the
-// stable identity of the principal (a token's sub claim, say). An empty
-// subject is not stored.
+// WithSubject returns ctx carrying the authenticated caller's key
+// (Identity.Subject: "sub:…" or "client:…", never empty for an
+// authenticated caller). An empty subject is not stored.
 func WithSubject(ctx context.Context, subject string) context.Context {
 	if subject == "" {
 		return ctx
@@ -18,8 +18,8 @@ func WithSubject(ctx context.Context, subject string) context.Context {
 	return context.WithValue(ctx, subjectKey{}, subject)
 }
 
-// Subject returns the caller's subject, "" when the request was not
-// authenticated (auth off).
+// Subject returns the caller's key (see Identity.Subject), "" when the
+// request was not authenticated (auth off).
 func Subject(ctx context.Context) string {
 	s, _ := ctx.Value(subjectKey{}).(string)
 	return s

@@ -8,7 +8,13 @@ import "context"
 // tools read through wymcp.PrincipalFrom. It is read-only once stored: an
 // authenticator may hand the same principal to many requests.
 type Identity struct {
-	// Subject is the principal's stable identity ("" when it has none).
+	// Subject is the caller's key, what per-caller state binds to (the
+	// multi-round-trip requestState, the span's enduser.id): "sub:" and
+	// the principal's subject, or "client:" and its client id when it has
+	// no subject, made in one place (the root package's auth.go). It is
+	// never empty: a principal that names neither is refused, so two
+	// callers share a key only when they are the same subject, or the same
+	// client.
 	Subject string
 	// Scopes are the OAuth scopes granted to the caller.
 	Scopes []string

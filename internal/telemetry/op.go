@@ -108,10 +108,22 @@ func (op *Op) Reject(ctx context.Context, stage string, status int, code wire.Co
 
 // Fault records a contained fault: an "exception" event with the crash
 // reason's type, message and full stack (not the SDK's 2 KB capture), span
-// status Error, and one slog record at Error carrying the same fields with
+// status Error, and a slog record at Error carrying the same fields with
 // the trace and span ids. where names the containment ("supervisor",
 // "tool", "authenticator"); stack is the stack taken inside the recover.
+//
+// Every span gets its event, but the log is throttled per containment
+// (Limiter): a panic on every request must not turn each into kilobytes of
+// log. The first fault of an interval is logged whole, stack included; the
+// ones after it within the interval are counted and not logged, and the
+// next record logged carries their number as "suppressed". Their stacks
+// are on their spans.
 func (op *Op) Fault(ctx context.Context, where string, reason any, stack []byte) {
+	op.fault(ctx, where, reason, stack, now())
+}
+
+// fault is Fault at the time at.
+func (op *Op) fault(ctx context.Context, where string, reason any, stack []byte, at time.Time) {
 	typ, msg := describe(reason)
 	st := string(stack)
 	sc := op.span.SpanContext()
@@ -123,7 +135,11 @@ func (op *Op) Fault(ctx context.Context, where string, reason any, stack []byte)
 			attribute.String(keyContainment, where)))
 		op.span.SetStatus(codes.Error, msg)
 	}
-	attrs := make([]slog.Attr, 0, 8)
+	ok, suppressed := op.o.faultLog.of(where).Allow(at)
+	if !ok {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 9)
 	attrs = append(attrs,
 		slog.String("containment", where),
 		slog.String(keyMethodName, truncate(op.method)))
@@ -134,12 +150,35 @@ func (op *Op) Fault(ctx context.Context, where string, reason any, stack []byte)
 		slog.String("exception.type", typ),
 		slog.String("exception.message", msg),
 		slog.String("exception.stacktrace", st))
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int64("suppressed", suppressed))
+	}
 	if sc.IsValid() {
 		attrs = append(attrs,
 			slog.String("trace_id", sc.TraceID().String()),
 			slog.String("span_id", sc.SpanID().String()))
 	}
 	op.o.logger.LogAttrs(ctx, slog.LevelError, "wymcp: contained fault", attrs...)
+}
+
+// faultLogs throttles the log of contained faults, a Limiter per
+// containment, so that a storm of one kind (a tool that panics on every
+// call) does not hide the first fault of another (the supervisor's).
+type faultLogs struct {
+	supervisor, tool, authenticator, other Limiter
+}
+
+// of returns the Limiter of the containment where.
+func (f *faultLogs) of(where string) *Limiter {
+	switch where {
+	case "supervisor":
+		return &f.supervisor
+	case "tool":
+		return &f.tool
+	case "authenticator":
+		return &f.authenticator
+	}
+	return &f.other
 }
 
 // End closes the span with the answer: code is the JSON-RPC error code (0
@@ -262,7 +301,8 @@ func (op *Op) SetAuthRefusal(kind string) {
 // reached (where names it: "authenticator"): an event on the span with the
 // error, and one slog record at Error with the trace and span ids.
 // suppressed counts the records of the same kind left out since the last
-// one (the caller rate-limits: an outage must not flood the log).
+// one: the caller throttles them with a Limiter, as Fault does its own (an
+// outage must not flood the log).
 func (op *Op) Unavailable(ctx context.Context, where string, err error, suppressed int64) {
 	msg := "<nil>"
 	if err != nil {

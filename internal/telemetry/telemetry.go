@@ -34,6 +34,9 @@ type Observer struct {
 	duration   metric.Float64Histogram
 	rejections metric.Int64Counter
 	inFlight   metric.Int64UpDownCounter
+
+	// faultLog throttles Op.Fault's log records.
+	faultLog faultLogs
 }
 
 // durationBuckets are the semconv buckets of mcp.server.operation.duration.

@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/wymcp/wymcp/internal/caller"
@@ -34,7 +33,7 @@ type authStage struct {
 	record bool
 	// unavailable rate-limits the log of credentials that could not be
 	// checked: an outage of the authorization server must not flood it.
-	unavailable logLimiter
+	unavailable telemetry.Limiter
 }
 
 func newAuthStage(a *config.Auth, set *tools.Set) *authStage {
@@ -89,7 +88,7 @@ func (h *Handler) authenticate(ctx context.Context, r *http.Request, tool *tools
 		if ctx.Err() != nil {
 			return ctx, nil, true
 		}
-		return ctx, s.refuse(ctx, op, ref, s.need(tool)), false
+		return ctx, s.refuse(ctx, op, ref, tool), false
 	}
 	if need := s.need(tool); !id.Grants(need) {
 		op.SetAuthRefusal("insufficient_scope")
@@ -122,23 +121,29 @@ func (s *authStage) call(ctx context.Context, r *http.Request) (id *caller.Ident
 	return id, ref, nil
 }
 
-// refuse is the answer to an authenticator's refusal (DESIGN §5).
-func (s *authStage) refuse(ctx context.Context, op *telemetry.Op, ref *config.AuthRefusal, need []string) *rejection {
+// refuse is the answer to an authenticator's refusal (docs/design.md §5).
+//
+// Only a caller the authenticator accepted learns the scopes of the tool it
+// names (the 403). The challenges of a request refused before that (401,
+// 400) name the scopes every request needs and nothing else, whatever tool
+// the request names: otherwise an unauthenticated caller could tell which
+// tools exist, and which are scoped, from the challenge alone.
+func (s *authStage) refuse(ctx context.Context, op *telemetry.Op, ref *config.AuthRefusal, tool *tools.Tool) *rejection {
 	switch ref.Kind {
 	case config.RefuseNoToken:
 		op.SetAuthRefusal("no_token")
 		return reject(StageAuth, http.StatusUnauthorized, errUnauthorized).
-			with("WWW-Authenticate", s.challenge("", "", need))
+			with("WWW-Authenticate", s.challenge("", "", s.required))
 	case config.RefuseInvalidRequest:
 		op.SetAuthRefusal("invalid_request")
 		return reject(StageAuth, http.StatusBadRequest, errAuthRequest).
-			with("WWW-Authenticate", s.challenge("invalid_request", ref.Description, need))
+			with("WWW-Authenticate", s.challenge("invalid_request", ref.Description, s.required))
 	case config.RefuseInsufficientScope:
 		op.SetAuthRefusal("insufficient_scope")
-		return s.forbidden(need, ref)
+		return s.forbidden(s.need(tool), ref)
 	case config.RefuseUnavailable:
 		op.SetAuthRefusal("unavailable")
-		if ok, suppressed := s.unavailable.allow(time.Now()); ok {
+		if ok, suppressed := s.unavailable.Allow(time.Now()); ok {
 			op.Unavailable(context.WithoutCancel(ctx), "authenticator", ref.Cause, suppressed)
 		}
 		return reject(StageAuth, http.StatusServiceUnavailable, errAuthDown).
@@ -146,7 +151,7 @@ func (s *authStage) refuse(ctx context.Context, op *telemetry.Op, ref *config.Au
 	default: // RefuseInvalidToken
 		op.SetAuthRefusal("invalid_token")
 		return reject(StageAuth, http.StatusUnauthorized, errUnauthorized).
-			with("WWW-Authenticate", s.challenge("invalid_token", ref.Description, need))
+			with("WWW-Authenticate", s.challenge("invalid_token", ref.Description, s.required))
 	}
 }
 
@@ -235,21 +240,4 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// logLimiter lets one record through per second, counting the others.
-type logLimiter struct {
-	next       atomic.Int64 // unix nanoseconds before which records are held back
-	suppressed atomic.Int64
-}
-
-// allow reports whether a record may be written now and how many were
-// held back since the last one.
-func (l *logLimiter) allow(now time.Time) (bool, int64) {
-	n := l.next.Load()
-	if now.UnixNano() < n || !l.next.CompareAndSwap(n, now.Add(time.Second).UnixNano()) {
-		l.suppressed.Add(1)
-		return false, 0
-	}
-	return true, l.suppressed.Swap(0)
 }

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -21,10 +20,14 @@ const retryAfterSeconds = "1"
 
 // Handler is the MCP endpoint: an http.Handler for POSTs to one path.
 type Handler struct {
-	sys         *actors.System
-	obs         *telemetry.Observer
-	tools       *tools.Set
-	maxBody     int64
+	sys     *actors.System
+	obs     *telemetry.Observer
+	tools   *tools.Set
+	maxBody int64
+	// bodyLimit bounds the bytes of body buffers held at once by the
+	// requests being read, bodyHeld (body.go).
+	bodyLimit   int64
+	bodyHeld    atomic.Int64
 	maxInFlight int64
 	writeTime   time.Duration
 	origins     map[string]bool
@@ -48,6 +51,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		obs:         obs,
 		tools:       cfg.Tools,
 		maxBody:     cfg.MaxBodyBytes,
+		bodyLimit:   bodyBudget(cfg.MaxBodyBytes),
 		maxInFlight: cfg.MaxInFlight,
 		writeTime:   cfg.WriteTimeout,
 		origins:     map[string]bool{},
@@ -67,8 +71,8 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 }
 
 var (
-	rejOverload = reject(StageOverload, http.StatusServiceUnavailable,
-		wire.Errorf(wire.CodeInternalError, "Server busy: retry later")).with("Retry-After", retryAfterSeconds)
+	errBusy     = wire.Errorf(wire.CodeInternalError, "Server busy: retry later")
+	rejOverload = reject(StageOverload, http.StatusServiceUnavailable, errBusy).with("Retry-After", retryAfterSeconds)
 	// rejClosing carries Connection: close as every answer of a drain does
 	// (closeIfDraining): the server is going away.
 	rejClosing = reject(StageOverload, http.StatusServiceUnavailable,
@@ -82,8 +86,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeRejection(w, r, nil, wire.ID{}, rej)
 		return
 	}
-	in := inbounds.Get().(*inbound)
-	defer in.release()
+	in := takeInbound()
+	defer h.release(in)
 	h.serveBody(w, r, in)
 }
 
@@ -99,6 +103,10 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.writeRejection(w, r, nil, wire.ID{}, rejTooLarge)
+			return
+		}
+		if err == errBodyBudget {
+			h.writeRejection(w, r, nil, wire.ID{}, rejBodyBudget)
 			return
 		}
 		// The body ended early (a chunked body cut off, a Content-Length
@@ -152,6 +160,7 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	}
 	// Stage 5: the protocol fields.
 	if reqErr != nil {
+		reqErr = wire.LegacyRequest(reqErr, r.Header)
 		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, reqErr))
 		return
 	}
@@ -261,72 +270,6 @@ var (
 	rejTruncated      = reject(StageParse, http.StatusBadRequest,
 		wire.Errorf(wire.CodeParseError, "Parse error: the body ended before its declared end"))
 )
-
-// inbound is a request's body and the space its message is parsed into.
-// Both are done with when ServeHTTP returns: the tool ran on the request's
-// goroutine and has returned, the answer is written, and every string the
-// telemetry or a late answer keeps was copied out. So they are pooled, and
-// reused: they are the two largest allocations of a request (bench/, issue
-// "tail latency": the garbage collector's cycles follow the bytes a request
-// allocates, and with one core each cycle's work is taken from requests).
-// A raw tool must not keep its arguments past its return (tools.RawHandler
-// says so); anything else that reads into the body copies first.
-type inbound struct {
-	body    []byte
-	scratch wire.Scratch
-	// abandoned: not to be reused (see abandon).
-	abandoned bool
-}
-
-// abandon keeps in out of the pool. Ask returns early only when the client
-// went away while it waited, and it waits only when another goroutine runs
-// the method (a worker's restart raced the call); that method may still be
-// reading the body, so the garbage collector, not the pool, takes it.
-func (in *inbound) abandon() { in.abandoned = true }
-
-var inbounds = sync.Pool{New: func() any { return new(inbound) }}
-
-// maxPooledBody bounds the body buffer kept in the pool: a larger body gets
-// a buffer of its own, so that one big request does not pin its memory.
-const maxPooledBody = 64 << 10
-
-// release returns in to the pool.
-func (in *inbound) release() {
-	if in.abandoned {
-		return
-	}
-	if cap(in.body) > maxPooledBody {
-		in.body = nil
-	}
-	inbounds.Put(in)
-}
-
-// readBody reads the whole body within the limit, into in's buffer when
-// it fits. The exact-size read for a declared Content-Length avoids
-// io.ReadAll's growth copies.
-//
-// A declared length was checked against the limit at the wire stage, and
-// net/http's body reader stops at it, so only a chunked body of unknown
-// length needs the MaxBytesReader.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, in *inbound) ([]byte, error) {
-	if n := int(r.ContentLength); n >= 0 {
-		var buf []byte
-		switch {
-		case n > maxPooledBody:
-			buf = make([]byte, n)
-		case cap(in.body) >= n:
-			buf = in.body[:n]
-		default:
-			buf = make([]byte, n, max(n, 512))
-			in.body = buf
-		}
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-}
 
 // writeAnswer writes e as a JSON answer with status. One that fits
 // net/http's buffer (chunkingThreshold) goes into it whole and cannot block

@@ -15,6 +15,7 @@ var (
 
 	rejMethod      = reject(StageWire, http.StatusMethodNotAllowed, errWire("Method not allowed: the MCP endpoint accepts POST")).with("Allow", "POST")
 	rejOrigin      = reject(StageWire, http.StatusForbidden, errWire("Forbidden: Origin not allowed"))
+	rejOrigins     = reject(StageWire, http.StatusForbidden, errWire("Forbidden: more than one Origin header"))
 	rejHost        = reject(StageWire, http.StatusForbidden, errWire("Forbidden: Host not allowed"))
 	rejContentType = reject(StageWire, http.StatusUnsupportedMediaType, errWire("Unsupported Media Type: Content-Type must be application/json"))
 	rejAccept      = reject(StageWire, http.StatusNotAcceptable, errWire("Not Acceptable: Accept must admit application/json or text/event-stream"))
@@ -26,8 +27,16 @@ func (h *Handler) checkWire(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return rejMethod
 	}
-	if origin := first(r.Header["Origin"]); origin != "" && !h.originAllowed(origin) {
-		return rejOrigin
+	if origins := r.Header["Origin"]; len(origins) > 0 {
+		// A browser sends one Origin. Two are forged, and a check of one of
+		// them could pass what a proxy or a framework reading the other
+		// would not: refused, as a parser differential is (docs/design.md §5).
+		if len(origins) > 1 {
+			return rejOrigins
+		}
+		if origins[0] != "" && !h.originAllowed(origins[0]) {
+			return rejOrigin
+		}
 	}
 	if !h.hostAllowed(r) {
 		return rejHost

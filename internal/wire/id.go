@@ -5,32 +5,35 @@ package wire
 // not be read) and is written as null.
 type ID struct{ raw string }
 
-// maxIDLen bounds an id's JSON text. An id is a correlation token; a longer
-// one is refused rather than echoed into every log line and span.
+// maxIDLen bounds an id's JSON text, in bytes: a string id of at most
+// maxIDLen-2 bytes between its quotes, or any integer id. An id is a
+// correlation token; a longer one is refused with its own message
+// (docs/design.md §5) rather than echoed into every log line and span.
 const maxIDLen = 1024
 
 // parseID checks an id member. Absent is the zero ID (a notification). A
 // JSON string, or an integer that fits in an int64 (no fraction, no
 // exponent: the 2026-07-28 schema types ids string|integer), is accepted.
 // Everything else — null, a float, a bool, an object, an array, an integer
-// out of range — is refused (ok false), since it cannot be correlated.
-func parseID(v RawJSON) (ID, bool) {
+// out of range — is refused (errBadID), since it cannot be correlated, and
+// so is an id past maxIDLen (errLongID).
+func parseID(v RawJSON) (ID, *Error) {
 	if v == nil {
-		return ID{}, true
-	}
-	if len(v) > maxIDLen {
-		return ID{}, false
+		return ID{}, nil
 	}
 	switch kindOf(v) {
 	case '"':
-		return ID{raw: string(v)}, true
+		if len(v) > maxIDLen {
+			return ID{}, errLongID
+		}
+		return ID{raw: string(v)}, nil
 	case '0':
 		if !isInt64Literal(v) {
-			return ID{}, false
+			return ID{}, errBadID
 		}
-		return ID{raw: string(v)}, true
+		return ID{raw: string(v)}, nil
 	}
-	return ID{}, false
+	return ID{}, errBadID
 }
 
 // isInt64Literal reports whether b is a JSON integer literal within int64.

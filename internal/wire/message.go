@@ -81,10 +81,11 @@ func ParseInto(s *Scratch, body []byte) (Message, ID, *Error) {
 		// transport lets through) could not be read either: -32700 too.
 		return Message{}, ID{}, errParse
 	}
-	id, idOK := parseID(w.raw(w.id))
-	if !idOK {
-		// An id that is present but not a string or an integer cannot be echoed.
-		return Message{}, ID{}, errBadID
+	id, idErr := parseID(w.raw(w.id))
+	if idErr != nil {
+		// An id that is present but not a string or an integer, or too
+		// long, is not echoed.
+		return Message{}, ID{}, idErr
 	}
 	if v, ok := unquote(w.raw(w.jsonrpc)); !ok || v != "2.0" {
 		return Message{}, id, errNotJSONRPC
@@ -108,6 +109,7 @@ var (
 	errParse      = Errorf(CodeParseError, "Parse error: the body must be one JSON value (strict: no duplicate member names, valid UTF-8)")
 	errNotObject  = Errorf(CodeInvalidRequest, "Invalid Request: the body must be a single JSON-RPC request or notification object (batches are not supported)")
 	errBadID      = Errorf(CodeInvalidRequest, "Invalid Request: id must be a string or an integer")
+	errLongID     = Errorf(CodeInvalidRequest, "Invalid Request: id too long (its JSON text may be at most 1024 bytes)")
 	errNotJSONRPC = Errorf(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
 	errResponse   = Errorf(CodeInvalidRequest, "Invalid Request: clients must not send responses")
 	errNoMethod   = Errorf(CodeInvalidRequest, "Invalid Request: method must be a string")

@@ -77,12 +77,12 @@ func (m *RequestMeta) ClientImplementation() protocol.Implementation {
 // tools/call).
 func parseMeta(f *fields, m *RequestMeta) *Error {
 	if !f.metaObject {
-		return metaError("params._meta is required and must be an object")
+		return errNoMeta
 	}
 	w := &f.m
 	var ok bool
 	if !w.ProtocolVersion.present() {
-		return metaError("params._meta is missing " + MetaProtocolVersion)
+		return errNoMetaVersion
 	}
 	if m.ProtocolVersion, ok = protocolVersion(f.raw(w.ProtocolVersion)); !ok {
 		return metaError(MetaProtocolVersion + " must be a string")
@@ -166,6 +166,32 @@ func optionalString(v RawJSON) (string, bool) {
 		return "", true
 	}
 	return unquote(v)
+}
+
+// The two refusals of a request whose params name no protocol version: the
+// shape of every 2025-era request but initialize (LegacyRequest).
+var (
+	errNoMeta        = metaError("params._meta is required and must be an object")
+	errNoMetaVersion = metaError("params._meta is missing " + MetaProtocolVersion)
+)
+
+// LegacyRequest is the answer to a request that ParseRequest refused with
+// err, given its headers h. A 2025-era client sends its requests without a
+// `_meta` protocol version, and names its revision in the
+// MCP-Protocol-Version header once it has initialized: when that header
+// names a revision the server does not serve, the client is told so with
+// -32022 naming the supported ones (as a legacy initialize is), rather
+// than -32602 about a `_meta` it never knew to send. Any other refusal,
+// and one without that header or naming a served revision, is err.
+func LegacyRequest(err *Error, h Header) *Error {
+	if err != errNoMeta && err != errNoMetaVersion {
+		return err
+	}
+	v, herr := single(h, HeaderProtocolVersion)
+	if herr != nil || v == "" || IsSupportedVersion(v) {
+		return err
+	}
+	return UnsupportedVersion(v)
 }
 
 func metaError(msg string) *Error {

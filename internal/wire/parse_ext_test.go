@@ -243,3 +243,26 @@ func TestParseRequestRetry(t *testing.T) {
 		t.Errorf("escaped name: %q", got)
 	}
 }
+
+// TestIDLength: a string id may be 1022 bytes between its quotes (1024 of
+// JSON text); a longer one is refused with a message of its own, not as an
+// id of the wrong type (docs/design.md §5).
+func TestIDLength(t *testing.T) {
+	t.Parallel()
+	body := func(n int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", n) + `","method":"m"}`)
+	}
+	if msg, _, err := wire.Parse(body(1022)); err != nil || len(msg.ID.String()) != 1022 {
+		t.Fatalf("a 1022-byte id: err %v", err)
+	}
+	_, id, err := wire.Parse(body(1023))
+	if err == nil || err.Code != wire.CodeInvalidRequest || !id.IsZero() {
+		t.Fatalf("a 1023-byte id: err %v, id %s", err, id.JSON())
+	}
+	if want := "Invalid Request: id too long (its JSON text may be at most 1024 bytes)"; err.Message != want {
+		t.Errorf("message %q, want %q", err.Message, want)
+	}
+	if _, _, err := wire.Parse([]byte(`{"jsonrpc":"2.0","id":true,"method":"m"}`)); err == nil || err.Message != "Invalid Request: id must be a string or an integer" {
+		t.Errorf("a bool id: %v", err)
+	}
+}

@@ -1,0 +1,139 @@
+package auth_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp/auth"
+	"github.com/wymcp/wymcp/internal/mcptest"
+)
+
+// flakyJWKS serves a JWK Set on loopback, or 500 while it is down, and
+// counts its fetches.
+type flakyJWKS struct {
+	*httptest.Server
+	down    atomic.Bool
+	fetches atomic.Int32
+}
+
+func newFlakyJWKS(t *testing.T, doc []byte) *flakyJWKS {
+	t.Helper()
+	s := &flakyJWKS{}
+	s.down.Store(true)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fetches.Add(1)
+		if s.down.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestJWKSRetriedPromptly: a JWKS never fetched because its server was
+// down is retried with a short backoff, not after MinRefreshInterval:
+// once the server is back, tokens verify within about RetryInterval.
+// While it is down, requests keep being answered 503 and the fetches
+// back off (RetryInterval, doubling) instead of one per request.
+func TestJWKSRetriedPromptly(t *testing.T) {
+	t.Parallel()
+	rs := rsaKey("rs-retry")
+	js := newFlakyJWKS(t, jwksDoc([]testKey{rs}))
+	set, err := auth.NewRemoteJWKS(js.URL, &auth.JWKSOptions{
+		RetryInterval:      50 * time.Millisecond,
+		MinRefreshInterval: time.Hour, // the old bound: a test that waited for it would time out
+		Logger:             quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := serveMCP(t, v)
+	token := sign(t, rs, claims(""), nil)
+
+	// Down: 503 to every request, with fetches backing off over 400 ms:
+	// at 0, 50, 150 and 350 ms (and not one per request).
+	began := time.Now()
+	for time.Since(began) < 400*time.Millisecond {
+		expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), token)), 503, -32603, "1", "")
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := js.fetches.Load(); n < 3 || n > 5 {
+		t.Errorf("%d fetches in 400 ms of a JWKS down, want 3 to 5 (backing off from 50 ms)", n)
+	}
+
+	// Back: the next fetch is at most the current backoff (400 ms) away.
+	js.down.Store(false)
+	back := time.Now()
+	for {
+		rep := hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), token))
+		if rep.Status == http.StatusOK {
+			expectCalled(t, rep, "user-42")
+			break
+		}
+		if time.Since(back) > 2*time.Second {
+			t.Fatalf("still %d %s after the JWKS came back", rep.Status, rep.Raw)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestJWKSReady: Ready reports a remote set never fetched (it is not
+// ready, and starts a fetch in the background without waiting on it), and
+// turns nil once the set is fetched, without any request. A fixed set is
+// always ready.
+func TestJWKSReady(t *testing.T) {
+	t.Parallel()
+	rs := rsaKey("rs-ready")
+	js := newFlakyJWKS(t, jwksDoc([]testKey{rs}))
+	set, err := auth.NewRemoteJWKS(js.URL, &auth.JWKSOptions{RetryInterval: 20 * time.Millisecond, MinRefreshInterval: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := v.Ready(ctx); err == nil {
+		t.Fatal("ready before any fetch")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for js.fetches.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Ready started no fetch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := v.Ready(ctx); err == nil {
+		t.Fatal("ready while the JWKS is down")
+	}
+	js.down.Store(false)
+	for v.Ready(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready 2 s after the JWKS came back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := v.Verify(ctx, sign(t, rs, claims(""), nil)); err != nil {
+		t.Errorf("ready, and the token is refused: %v", err)
+	}
+
+	fixed, err := auth.ParseJWKS(jwksDoc([]testKey{rs}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixed.Ready(ctx); err != nil {
+		t.Errorf("a fixed set is not ready: %v", err)
+	}
+}

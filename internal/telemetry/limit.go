@@ -1,0 +1,38 @@
+package telemetry
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// logInterval is how often a Limiter lets a record through.
+const logInterval = time.Second
+
+// Limiter throttles one kind of log record (DESIGN §7): the first record
+// of an interval is written, the ones after it within logInterval are
+// counted and left out, and the next one written says how many were. A
+// storm of one cause (an authorization server that is down, a tool that
+// panics on every call) then costs the log one record a second instead of
+// one per request, each fault's with a stack of kilobytes, while the span
+// of every request still carries the whole story.
+//
+// The zero Limiter is ready; it is safe for concurrent use and costs two
+// atomic operations a record.
+type Limiter struct {
+	// next is when the next record may be written, Unix nanoseconds.
+	next       atomic.Int64
+	suppressed atomic.Int64
+}
+
+// Allow reports whether a record may be written at now, and how many
+// records were held back since the last one written (to be logged with it
+// as "suppressed"). A record it refuses is counted, and must not be
+// written.
+func (l *Limiter) Allow(now time.Time) (ok bool, suppressed int64) {
+	n := l.next.Load()
+	if now.UnixNano() < n || !l.next.CompareAndSwap(n, now.Add(logInterval).UnixNano()) {
+		l.suppressed.Add(1)
+		return false, 0
+	}
+	return true, l.suppressed.Swap(0)
+}

@@ -1,0 +1,119 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/telemetry"
+)
+
+// bodyRequest is a POST whose body is src, declaring length n (-1: chunked).
+func bodyRequest(src io.Reader, n int64) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", src)
+	r.ContentLength = n
+	return r
+}
+
+// TestBodyGrowsAsItArrives: a body that declares more than it sends holds a
+// buffer the size of what arrived (doubling from firstChunk), not the size
+// it declared; a complete body reads whole, whatever its size and however
+// its bytes are split.
+func TestBodyGrowsAsItArrives(t *testing.T) {
+	h := &Handler{maxBody: 4 << 20, bodyLimit: bodyBudget(4 << 20)}
+
+	in := new(inbound)
+	sent := bytes.Repeat([]byte("a"), 10_000)
+	_, err := h.readBody(httptest.NewRecorder(), bodyRequest(bytes.NewReader(sent), 4<<20), in)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a body cut short: err %v", err)
+	}
+	if in.held > 4*int64(len(sent)) || in.held < int64(len(sent)) {
+		t.Errorf("10,000 bytes of a declared 4 MiB hold %d bytes of the budget", in.held)
+	}
+	h.release(in)
+	if h.bodyHeld.Load() != 0 {
+		t.Errorf("after release the budget holds %d bytes", h.bodyHeld.Load())
+	}
+
+	for _, n := range []int{0, 1, 511, 512, 4095, 4096, 4097, 65536, 65537, 1 << 20} {
+		want := bytes.Repeat([]byte("b"), n)
+		for _, chunked := range []bool{false, true} {
+			in := new(inbound)
+			length := int64(n)
+			if chunked {
+				length = -1
+			}
+			got, err := h.readBody(httptest.NewRecorder(), bodyRequest(iotest.HalfReader(bytes.NewReader(want)), length), in)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%d bytes (chunked %v): %d bytes, err %v", n, chunked, len(got), err)
+			}
+			h.release(in)
+		}
+	}
+	if h.bodyHeld.Load() != 0 {
+		t.Errorf("after every release the budget holds %d bytes", h.bodyHeld.Load())
+	}
+}
+
+// TestBodyBudget: the buffers of bodies being read come out of one budget;
+// a body that finds no room is refused before its bytes are read, and the
+// room comes back when a request ends.
+func TestBodyBudget(t *testing.T) {
+	h := &Handler{maxBody: 1 << 20, bodyLimit: 64 << 10}
+	held := new(inbound)
+	if !h.reserve(held, 62<<10) {
+		t.Fatal("the first reservation found no room")
+	}
+	src := &countingReader{r: strings.NewReader(strings.Repeat("c", 8<<10))}
+	_, err := h.readBody(httptest.NewRecorder(), bodyRequest(src, 8<<10), new(inbound))
+	if err != errBodyBudget {
+		t.Fatalf("a body past the budget: err %v, want errBodyBudget", err)
+	}
+	if src.n != 0 {
+		t.Errorf("%d bytes were read before the body was refused", src.n)
+	}
+	h.release(held)
+	in := new(inbound)
+	if got, err := h.readBody(httptest.NewRecorder(), bodyRequest(strings.NewReader(strings.Repeat("c", 8<<10)), 8<<10), in); err != nil || len(got) != 8<<10 {
+		t.Fatalf("with the budget back: %d bytes, err %v", len(got), err)
+	}
+	h.release(in)
+}
+
+// TestBodyBudgetAnswer: the answer to a body that found the budget spent is
+// 503 with Retry-After, -32603 with a null id, and the connection closes
+// (its unread body is not drained).
+func TestBodyBudgetAnswer(t *testing.T) {
+	cfg := &config.Server{MaxBodyBytes: 1 << 20}
+	h := New(cfg, nil, telemetry.New(cfg))
+	h.bodyLimit = 1 << 10
+	w := httptest.NewRecorder()
+	// Past what the pool keeps: no pooled buffer can take it.
+	r := bodyRequest(strings.NewReader(strings.Repeat("d", 100<<10)), 100<<10)
+	r.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != retryAfterSeconds || w.Header().Get("Connection") != "close" {
+		t.Errorf("status %d, headers %v", w.Code, w.Header())
+	}
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Server busy: retry later"}}`; strings.TrimSpace(w.Body.String()) != want {
+		t.Errorf("body %s, want %s", w.Body.String(), want)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
