@@ -42,11 +42,30 @@ import (
 )
 
 func main() {
-	if err := soak(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "soak: FAIL:", err)
-		os.Exit(1)
+	os.Exit(exitCode(soak(os.Args[1:], os.Stderr), os.Stderr))
+}
+
+// exitCode maps soak's error to the process status: 0 for -h (the flag
+// package has printed the usage), 2 for a bad command line (it has printed
+// the error and the usage), 1 with "soak: FAIL: …" for a failed soak.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	default:
+		fmt.Fprintln(stderr, "soak: FAIL:", err)
+		return 1
 	}
 }
+
+// usageError is a command line the flag package refused and reported.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 type config struct {
 	duration, sample time.Duration
@@ -55,9 +74,11 @@ type config struct {
 	growth           float64
 }
 
-func soak(args []string) error {
+// soak runs the whole soak; the flag package writes to stderr.
+func soak(args []string, stderr io.Writer) error {
 	var c config
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.DurationVar(&c.duration, "d", 2*time.Minute, "how long to run the load")
 	fs.IntVar(&c.clients, "c", 64, "concurrent clients")
 	fs.DurationVar(&c.sample, "sample", 2*time.Second, "how often to sample the server's memory and goroutines")
@@ -65,10 +86,18 @@ func soak(args []string) error {
 	fs.IntVar(&c.idle, "idle", 0, "idle keep-alive connections to hold open beside the load")
 	fs.Float64Var(&c.growth, "growth", 1.5, "fail when the last third of the samples averages more than this times the first third (plus slack)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if c.duration <= 0 || c.clients <= 0 || c.sample <= 0 {
-		return errors.New("-d, -c and -sample must be positive")
+		fmt.Fprintln(fs.Output(), "soak: -d, -c and -sample must be positive")
+		return usageError{errors.New("-d, -c and -sample must be positive")}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "soak: unexpected arguments: %q\n", fs.Args())
+		return usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
 	}
 
 	if c.bin == "" {

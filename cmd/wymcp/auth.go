@@ -259,3 +259,8 @@ func (e eitherToken) Authenticate(ctx context.Context, r *http.Request) (*wymcp.
 	}
 	return e.opaque.Introspect(ctx, token)
 }
+
+// Ready is the JWT authenticator's (introspection has no keys to wait
+// for): it makes eitherToken a wymcp.Readier, so that /readyz answers 503
+// while the JWKS was never fetched, as it does for -auth-jwks alone.
+func (e eitherToken) Ready(ctx context.Context) error { return e.jwt.Ready(ctx) }

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -220,5 +222,61 @@ func TestAuthServe(t *testing.T) {
 		t.Errorf("POST to the metadata: %v %v", resp, err)
 	} else {
 		resp.Body.Close()
+	}
+}
+
+// TestAuthReadyzWaitsForJWKS: with -auth-jwks a URL whose server is down
+// (and -auth-introspect too, the authenticator that picks by the token's
+// shape), /readyz answers 503 "auth not ready" while no key set was ever
+// fetched, as every JWT would be answered 503; once the JWKS answers it is
+// fetched within its retry backoff and /readyz turns 200.
+func TestAuthReadyzWaitsForJWKS(t *testing.T) {
+	t.Parallel()
+	signer := newES256(t, "k1")
+	var down atomic.Bool
+	down.Store(true)
+	js := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(signer.jwks())
+	}))
+	t.Cleanup(js.Close)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const iss = "https://as.example.test"
+	s := start(t, "-auth-issuer", iss, "-auth-jwks", js.URL,
+		"-auth-introspect", js.URL+"/introspect", "-auth-client-id", "rs", "-auth-client-secret-file", secret)
+	readyz := strings.TrimSuffix(s.url, "/mcp") + "/readyz"
+	get := func() (int, string) {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(); code != 503 || body != "auth not ready\n" {
+		t.Fatalf("/readyz while the JWKS is down: %d %q, want 503 \"auth not ready\\n\"", code, body)
+	}
+	down.Store(false)
+	deadline := time.Now().Add(5 * time.Second) // the backoff starts at 1 s
+	for {
+		code, body := get()
+		if code == 200 && body == "ready\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz %d %q 5 s after the JWKS came back", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	token := signer.sign(t, map[string]any{"iss": iss, "aud": s.url, "sub": "ada", "exp": time.Now().Add(time.Hour).Unix()})
+	if resp, body := authPost(t, s.url, token, "tools/call", "echo"); resp.StatusCode != 200 || !strings.Contains(body, `"text":"hi"`) {
+		t.Errorf("a JWT once ready: %d %s", resp.StatusCode, body)
 	}
 }

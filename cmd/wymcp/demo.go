@@ -20,12 +20,12 @@ import (
 // echoSchema is kept byte-for-byte in tools/list (raw tools keep theirs).
 const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo back"}},"required":["text"],"additionalProperties":false}`
 
-// sleepSchema bounds ms to ten minutes; the typed inference has no minimum
-// or maximum, hence a raw tool.
-const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000,"description":"How long to sleep, in milliseconds (0 to 600000)"}},"required":["ms"],"additionalProperties":false}`
-
-// maxSleep is sleepSchema's maximum.
-const maxSleep = 600000 * time.Millisecond
+// sleepSchema bounds ms to 50 s, so that the longest sleep ends within the
+// default tool deadline (60 s), and with it within the default
+// -shutdown-timeout (65 s): a stop on SIGTERM waits for every sleep rather
+// than cutting it short. The typed inference has no minimum or maximum,
+// hence a raw tool.
+const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":50000,"description":"How long to sleep, in milliseconds (0 to 50000)"}},"required":["ms"],"additionalProperties":false}`
 
 // noArgsSchema is the input schema of a tool that takes no arguments.
 const noArgsSchema = `{"type":"object","additionalProperties":false}`
@@ -55,9 +55,9 @@ func demoTools() ([]*tools.Tool, error) {
 			tools.WithAnnotations(readOnly))),
 		add(tools.NewRaw("sleep", "Sleeps for ms milliseconds, reporting progress in tenths, then says so; stops early if the call is cancelled.",
 			[]byte(sleepSchema), sleep,
-			tools.WithAnnotations(readOnly),
-			// Longer than the longest sleep, so the schema's bound is the limit.
-			tools.WithDeadline(maxSleep+time.Minute))),
+			// The default deadline, 60 s: longer than the longest sleep, so
+			// the schema's bound is the limit.
+			tools.WithAnnotations(readOnly))),
 		add(tools.NewRaw("ask_name", "Asks for your name, then greets you: an elicitation round (the first call answers input_required, the retry with your answer completes). Needs the client's elicitation capability.",
 			[]byte(noArgsSchema), askName,
 			tools.WithAnnotations(readOnly),

@@ -38,9 +38,20 @@ import (
 //	           http.Server.Shutdown waits for the calls in flight, whose
 //	           answers close their connections; then the MCP server stops
 //	           its actors. Exit 0.
-//	t > D + T  Calls still running are cut off; exit 1.
+//	t = D + T  If calls are still running, the MCP server cuts them short
+//	           (wymcp.Server.Shutdown): each gets its answer, HTTP 200 and
+//	           an isError result saying the server is shutting down, as
+//	           its JSON body or its stream's last event, written within
+//	           -write-timeout; its tool's context is cancelled. The
+//	           handlers of tools that honour it return; closeGrace later
+//	           the connections still held by tools that do not are closed,
+//	           their answers already sent. Exit 0: every call admitted was
+//	           answered.
 //
-// A second SIGTERM or SIGINT ends the process at once (main).
+// Exit statuses: 0 for a stop in which every call admitted was answered,
+// as above; 1 when serving failed (the listener, or the stop itself); 2
+// for a bad command line (main.go). A second SIGTERM or SIGINT ends the
+// process at once, killed by that signal (main), whatever is in flight.
 //
 // Why this order, measured behind nginx with e2e/nginx (deploy/nginx/README.md):
 // net/http's Shutdown closes idle connections at once and drops a request
@@ -156,6 +167,13 @@ func (t *connTracker) waitQuiet(ctx context.Context, patience time.Duration) {
 	}
 }
 
+// closeGrace is how long, after the calls still running at -shutdown-timeout
+// were cut short and answered, the stop waits for their handlers to return
+// before it closes their connections: a tool that honours its context
+// returns at once, and its handler then ends its answer (a stream's last
+// chunk) and closes the connection itself.
+const closeGrace = time.Second
+
 // quiesceBound bounds the wait for the accept queue to empty before the
 // listener closes (listener_linux.go): http.Server.Serve empties it in
 // microseconds unless the machine is starved.
@@ -222,17 +240,47 @@ func (s *stopper) stop() error {
 	defer cancel()
 	s.conns.waitQuiet(ctx, s.delay)
 	quiet := time.Since(began)
-	if err := s.hs.Shutdown(ctx); err != nil {
-		// Handlers still running at the deadline (a client that stopped
-		// reading, a tool past its grace) must not hold the process: close
-		// their connections and report the unclean stop.
-		_ = s.hs.Close()
-		return errors.Join(errors.New("http shutdown: calls still in flight after -shutdown-timeout"), err)
-	}
-	if err := s.srv.Shutdown(ctx); err != nil {
-		return errors.Join(errors.New("mcp shutdown"), err)
+	if err := s.finish(ctx); err != nil {
+		return err
 	}
 	s.logger.Info("drained", "quiet_after", quiet.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// finish waits until ctx ends for the calls in flight to be answered and
+// their handlers to return (http.Server.Shutdown), then stops the MCP
+// server. When ctx ends first, the MCP server's Shutdown cuts the calls
+// still running short, answering each before it returns; their handlers
+// have closeGrace to return, then the connections are closed.
+func (s *stopper) finish(ctx context.Context) error {
+	hctx, stopWaiting := context.WithCancel(context.Background())
+	defer stopWaiting()
+	handlers := make(chan error, 1)
+	go func() { handlers <- s.hs.Shutdown(hctx) }()
+	select {
+	case err := <-handlers:
+		if err != nil {
+			return errors.Join(errors.New("http shutdown"), err)
+		}
+		// Nothing is in flight: this stops the actors and returns nil.
+		_ = s.srv.Shutdown(ctx)
+		return nil
+	case <-ctx.Done():
+	}
+	// Past -shutdown-timeout with calls running: ctx has ended, so this
+	// answers them (the cut) and returns ctx's error, which says only that.
+	_ = s.srv.Shutdown(ctx)
+	select {
+	case <-handlers:
+		return nil
+	case <-time.After(closeGrace):
+	}
+	// Tools that ignore their context hold their handlers; their calls are
+	// answered, so their connections may go.
+	s.logger.Warn("closing the connections of calls answered as cut short whose tools are still running", "connections", s.conns.open())
+	stopWaiting()
+	<-handlers
+	_ = s.hs.Close()
 	return nil
 }
 

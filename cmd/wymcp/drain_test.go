@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
 // The stop of drain.go, against the real program on a real listener:
@@ -350,5 +353,105 @@ func TestDrainFlags(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "(default 5s)") || !strings.Contains(stderr.String(), "(default 1m5s)") {
 		t.Errorf("-h does not give the drain's defaults (5s, 1m5s):\n%s", stderr.String())
+	}
+}
+
+// cutText is the whole text of the answer to a call cut short at
+// -shutdown-timeout (drain.go).
+const cutText = "The call was cut short: the server is shutting down"
+
+// TestShutdownCutsCallsPastTimeout is issue 28's call cut with no answer:
+// calls that outlive -shutdown-timeout are answered, not cut off — 200 with
+// the id and an isError result saying the server is shutting down, as the
+// JSON body or as the last event of the call's progress stream — and run
+// returns nil (exit 0), since every call admitted was answered.
+func TestShutdownCutsCallsPastTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	s := start(t, "-shutdown-timeout", timeout.String())
+	replied := make(chan mcptest.Reply, 1)
+	go func() { replied <- s.ep.Send(t, mcptest.ToolCall("sleep", `{"ms":20000}`).WithID(7)) }()
+	type stream struct {
+		resp *http.Response
+		msgs []json.RawMessage
+	}
+	streamed := make(chan stream, 1)
+	go func() {
+		r := mcptest.ToolCall("sleep", `{"ms":20000}`).WithID(8)
+		r.Body = strings.Replace(r.Body, `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)
+		resp, msgs := s.ep.SendSSE(t, r)
+		streamed <- stream{resp, msgs}
+	}()
+	time.Sleep(300 * time.Millisecond) // both calls are sleeping
+
+	signalled := time.Now()
+	s.cancel()
+	var rep mcptest.Reply
+	select {
+	case rep = <-replied:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the JSON call 10 s after SIGTERM")
+	}
+	res := rep.ExpectResult(t, "7")
+	if text, isErr := mcptest.ToolText(t, res); !isErr || text != cutText {
+		t.Errorf("the JSON call: %q isError %v, want %q isError true", text, isErr, cutText)
+	}
+	if took := time.Since(signalled); took < timeout {
+		t.Errorf("answered %v after SIGTERM, before -shutdown-timeout %v", took, timeout)
+	}
+
+	var st stream
+	select {
+	case st = <-streamed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the streamed call's stream did not end 10 s after SIGTERM")
+	}
+	if st.resp.StatusCode != 200 || st.resp.Header.Get("Content-Type") != "text/event-stream" || len(st.msgs) < 2 {
+		t.Fatalf("the streamed call: %d %q, %d events, want 200, text/event-stream, progress then the answer", st.resp.StatusCode, st.resp.Header.Get("Content-Type"), len(st.msgs))
+	}
+	for _, m := range st.msgs[:len(st.msgs)-1] {
+		if !strings.Contains(string(m), `"method":"notifications/progress"`) {
+			t.Errorf("event before the answer: %s, want a progress notification", m)
+		}
+	}
+	last := st.msgs[len(st.msgs)-1]
+	var msg mcptest.Message
+	if err := json.Unmarshal(last, &msg); err != nil {
+		t.Fatal(err)
+	}
+	sse := mcptest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Raw: last, Msg: msg, Info: s.ep.Info}
+	if text, isErr := mcptest.ToolText(t, sse.ExpectResult(t, "8")); !isErr || text != cutText {
+		t.Errorf("the streamed call's answer: %q isError %v, want %q isError true", text, isErr, cutText)
+	}
+
+	select {
+	case err := <-s.done:
+		s.done <- nil // for start's cleanup
+		if err != nil {
+			t.Errorf("run = %v, want nil (exit 0): every call was answered", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after the calls were cut")
+	}
+}
+
+// TestDemoDeadlinesFitShutdown: every demo tool's deadline, with the
+// watchdog's second of grace, ends within the default -shutdown-timeout,
+// so that a stop with default flags answers every demo call with its own
+// answer rather than cutting it short.
+func TestDemoDeadlinesFitShutdown(t *testing.T) {
+	t.Parallel()
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := demoTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range ts {
+		if d := tool.Deadline() + time.Second; d > c.shutdownTimeout {
+			t.Errorf("tool %s: deadline %v plus 1 s grace exceeds the default -shutdown-timeout %v", tool.Name(), tool.Deadline(), c.shutdownTimeout)
+		}
 	}
 }

@@ -5,15 +5,26 @@
 //	go run ./cmd/wymcp -addr :9000 -allow-origin https://app.example
 //
 // It prints one line to stdout once the listener is open,
-// "wymcp listening on http://<addr><path>", and logs to stderr. Besides the
-// MCP endpoint it serves GET /healthz (alive) and GET /readyz (ready for
-// calls; 503 once a drain begins). On SIGINT or SIGTERM it drains (drain.go
-// has the timeline): /readyz turns 503, every answer closes its connection,
-// new connections are refused (or, with -drain-accept, accepted until
-// -drain-delay ends), the connections in hand wind down for up to
+// "wymcp listening on http://<addr><path>" (and a second,
+// "wymcp metrics on http://<addr>/metrics", with -metrics-addr), and logs
+// to stderr through one slog handler (-log-format text or json: logging.go).
+// Besides the MCP endpoint it serves GET /healthz (alive) and GET /readyz
+// (ready for calls; 503 once a drain begins). On SIGINT or SIGTERM it
+// drains (drain.go has the timeline): /readyz turns 503, every answer
+// closes its connection, new connections are refused (or, with
+// -drain-accept, accepted until -drain-delay ends; without it, a probe of
+// /readyz on a new connection is refused), the connections in hand wind down for up to
 // -drain-delay (5 s), the calls in flight finish and are answered (up to
-// -shutdown-timeout, 65 s, more), and it exits 0. A second signal exits at
-// once.
+// -shutdown-timeout, 65 s, more: longer than any demo tool's deadline), and
+// it exits 0. A call still running when -shutdown-timeout ends is cut
+// short: it is answered, HTTP 200 and an isError result saying the server
+// is shutting down, before its connection closes, and the exit status is
+// still 0, since every call admitted was answered.
+//
+// Exit statuses: 0 after a stop (or -h); 1 when the server cannot start
+// or serve (a listener, or an OpenTelemetry exporter, that fails); 2 for a
+// bad command line. A second signal ends the process at once, killed by
+// that signal (a shell reports 128 + its number: 143 for SIGTERM).
 package main
 
 import (
@@ -30,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
@@ -66,12 +79,23 @@ type usageError struct {
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// exitCode maps run's error to the process status, reporting it on stderr.
+// loggedError is an error run has logged already, through the run's
+// logger: exit status 1, and nothing more on stderr.
+type loggedError struct{ err error }
+
+func (e loggedError) Error() string { return e.err.Error() }
+func (e loggedError) Unwrap() error { return e.err }
+
+// exitCode maps run's error to the process status, reporting it on stderr
+// unless it was.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
+	var le loggedError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &le):
+		return 1
 	case errors.As(err, &ue):
 		if !ue.reported {
 			fmt.Fprintln(stderr, "wymcp:", err)
@@ -96,6 +120,10 @@ type config struct {
 	// The stop (drain.go).
 	drainDelay, shutdownTimeout time.Duration
 	drainAccept                 bool
+	// logFormat is -log-format: logText or logJSON.
+	logFormat string
+	// metricsAddr is -metrics-addr: where Prometheus scrapes; "" for none.
+	metricsAddr string
 }
 
 // The health endpoints, outside the MCP path (drain.go).
@@ -104,18 +132,66 @@ const (
 	readyzPath  = "/readyz"
 )
 
+// envAddr is the variable that, set, is the default of -addr. The
+// container image sets it instead of passing -addr, so that its health
+// check (deploy/healthcheck -addr-env) probes the address the server
+// listens on, whatever it is.
+const envAddr = "WYMCP_ADDR"
+
+// usageHead and usageEnv frame the flags in -h: what the binary does, and
+// the environment variables, the only way to configure its telemetry.
+const (
+	usageHead = `Usage: wymcp [flags]
+
+wymcp serves an MCP 2026-07-28 tools endpoint over Streamable HTTP, with
+GET /healthz and GET /readyz beside it. Once listening it prints
+"wymcp listening on <URL>" to stdout; it logs to stderr.
+
+Flags:
+`
+	usageEnv = `
+Environment:
+  ` + envAddr + `
+    	the default of -addr (the container image sets it, and its health check
+    	probes it)
+  OTEL_SDK_DISABLED=true
+    	install no telemetry
+  OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER
+    	otlp, console (to stderr) or none; unset, a signal is sent over OTLP
+    	only when an OTLP endpoint is set for it
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT
+    	the collector, an http or https URL (http://localhost:4318)
+  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL
+    	http/protobuf (the default) or grpc
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+    	the resource (service.name defaults to wymcp)
+  Other OTEL_* variables (headers, TLS, timeouts, sampling, batching, the
+  export interval) are read by the OpenTelemetry SDK and its exporters.
+  A bad value of one named above exits 2 with a line naming it.
+`
+)
+
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("wymcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "TCP `address` to listen on (port 0 picks a free port)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHead)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), usageEnv)
+	}
+	defaultAddr := "127.0.0.1:8080"
+	if v := os.Getenv(envAddr); v != "" {
+		defaultAddr = v
+	}
+	fs.StringVar(&c.addr, "addr", defaultAddr, "TCP `address` to listen on (port 0 picks a free port); the default is $"+envAddr+" when set")
 	fs.StringVar(&c.path, "path", "/mcp", "URL `path` of the MCP endpoint")
 	fs.StringVar(&c.toolSet, "tools", "demo", "tool `set` to serve: "+strings.Join(toolSetNames(), ", "))
 	fs.Func("allow-origin", "browser `origin` allowed besides loopback ones (repeatable)", func(s string) error {
 		c.opts.AllowedOrigins = append(c.opts.AllowedOrigins, s)
 		return nil
 	})
-	fs.Func("allow-host", "Host `value` allowed (DNS-rebinding protection; repeatable); on a non-loopback listener, the only ones allowed", func(s string) error {
+	fs.Func("allow-host", "`host` allowed in the Host header (DNS-rebinding protection; repeatable); on a non-loopback listener, the only ones allowed", func(s string) error {
 		c.opts.AllowedHosts = append(c.opts.AllowedHosts, s)
 		return nil
 	})
@@ -128,10 +204,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.opts.WriteTimeout, "write-timeout", 30*time.Second, "time a client has to take one answer (not the tool's run time); a client that stops reading loses its place")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM, how long the server stays a lame duck (/readyz 503, every answer closing its connection) while the connections it has wind down; longer than a proxy's idle keep-alive to it (nginx: upstream keepalive_timeout) and than a balancer's time to notice /readyz; 0: stop at once")
 	fs.BoolVar(&c.drainAccept, "drain-accept", false, "keep accepting new connections during -drain-delay, for a balancer that routes by /readyz (a Kubernetes Service); by default they are refused from SIGTERM on, which a proxy that does not probe (nginx open source) resends elsewhere")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 65*time.Second, "after -drain-delay, how long calls in flight have to finish and be answered; above the longest call (a tool's deadline, 60 s by default, plus 1 s)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 65*time.Second, "after -drain-delay, how long calls in flight have to finish and be answered; above the longest call (a tool's deadline, 60 s by default, plus 1 s). A call still running then is answered as cut short (an isError result saying the server is shutting down) and its connection closed")
 	c.auth.register(fs)
 	fs.StringVar(&c.stateKeyFile, "state-key-file", "", "`file` of the keys that seal multi-round-trip requestState: one per line, newest first, each the standard base64 of 32 random bytes (openssl rand -base64 32); replicas must share it. Without it a random key is made at start")
 	fs.DurationVar(&c.opts.StateTTL, "state-ttl", 0, "how long a multi-round-trip requestState stays valid: the client's time to answer (0: 5m)")
+	fs.StringVar(&c.logFormat, "log-format", logText, "`format` of the log on stderr: text (slog's key=value lines; a multi-line value such as a stack follows its line, indented) or json (one object per line, for a log collector)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics, on a listener of its own (port 0 picks a free port, printed on stdout); off by default")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -150,6 +228,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}{{"read-header-timeout", c.readHeaderTimeout}, {"read-timeout", c.readTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.opts.WriteTimeout}, {"shutdown-timeout", c.shutdownTimeout}} {
 		if d.v <= 0 {
 			return nil, usageError{err: fmt.Errorf("-%s %v must be positive", d.name, d.v)}
+		}
+	}
+	if c.logFormat != logText && c.logFormat != logJSON {
+		return nil, usageError{err: fmt.Errorf("-log-format %q: want text or json", c.logFormat)}
+	}
+	if c.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.metricsAddr); err != nil {
+			return nil, usageError{err: fmt.Errorf("-metrics-addr %q: want host:port", c.metricsAddr)}
 		}
 	}
 	if c.drainDelay < 0 {
@@ -182,8 +268,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 // run is the whole program: it serves until ctx is done, then shuts down
-// gracefully and returns nil. It writes the one "listening" line to stdout
-// and logs to stderr.
+// gracefully and returns nil. It writes the start lines to stdout and logs
+// to stderr.
+//
+// A bad command line or configuration is a usageError, reported as a plain
+// line before anything is logged (exit status 2). From the logger on, any
+// other failure is logged through it and returned as a loggedError (exit
+// status 1), so that with -log-format json even the last line is JSON.
+// Nothing is logged before everything that can fail has succeeded: the
+// telemetry lines, the -state-key-file warning and "serving" come after
+// the listeners are open, so a fatal error is the first line of a failed
+// start.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
@@ -196,15 +291,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ts, err = c.auth.scopeTools(ts); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger := newLogger(c.logFormat, stderr)
+	defer useLogger(logger)()
 	c.opts.Logger = logger
-	if c.opts.StateKeys == nil {
-		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
-			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
+	fail := func(err error) error {
+		if _, ok := errors.AsType[usageError](err); ok {
+			return err
+		}
+		logger.Error("wymcp: fatal", "err", err)
+		return loggedError{err}
 	}
-	tel, err := setupOTel(ctx, os.Getenv, stderr)
+
+	var prom sdkmetric.Reader
+	var promHandler http.Handler
+	if c.metricsAddr != "" {
+		if prom, promHandler, err = newPrometheus(logger); err != nil {
+			return fail(err)
+		}
+	}
+	tel, err := setupOTel(ctx, os.Getenv, stderr, logger, prom)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	// Deferred, so it runs after the drain below: the spans of the last
 	// calls are flushed too.
@@ -217,7 +324,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// can fail is done, so /readyz is never 200 before calls can be served.
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	ln := &closeOnceListener{Listener: l}
 	serverURL := fmt.Sprintf("http://%s%s", ln.Addr(), c.path)
@@ -226,14 +333,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		sa, err := c.auth.build(ctx, serverURL, ts, logger)
 		if err != nil {
 			ln.Close()
-			return err
+			return fail(err)
 		}
 		c.opts.Auth, prm = sa.options, sa.metadata
 	}
 	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
 	if err != nil {
 		ln.Close()
-		return err
+		return fail(err)
+	}
+	var metrics *metricsServer
+	if c.metricsAddr != "" {
+		if metrics, err = listenMetrics(c.metricsAddr, promHandler, logger); err != nil {
+			ln.Close()
+			return fail(errors.Join(err, srv.Shutdown(context.WithoutCancel(ctx))))
+		}
+		// After the MCP server has stopped (deferred calls run last first):
+		// a drain can be watched to its end.
+		defer metrics.close()
 	}
 
 	mux := http.NewServeMux()
@@ -267,6 +384,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	fmt.Fprintf(stdout, "wymcp listening on %s\n", serverURL)
+	metricsURL := ""
+	if metrics != nil {
+		metricsURL = metrics.url
+		fmt.Fprintf(stdout, "wymcp metrics on %s\n", metricsURL)
+		go metrics.serve(logger)
+	}
+	tel.logStart(logger, metricsURL)
+	if c.stateKeyFile == "" {
+		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
+			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
+	}
 	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts))
 
 	served := make(chan error, 1)
@@ -277,17 +405,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// The listener failed; nothing is being served any more.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 		defer cancel()
-		return errors.Join(err, srv.Shutdown(sctx))
+		return fail(errors.Join(err, srv.Shutdown(sctx)))
 	case <-ctx.Done():
 	}
 
 	st := &stopper{hs: httpSrv, ln: ln, conns: conns, srv: srv, logger: logger,
 		delay: c.drainDelay, accept: c.drainAccept, timeout: c.shutdownTimeout}
 	if err := st.stop(); err != nil {
-		return err
+		return fail(err)
 	}
 	if err := <-served; !ln.servedUntilClosed(err) {
-		return err
+		return fail(err)
 	}
 	logger.Info("stopped")
 	return nil

@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,9 @@ type server struct {
 	pool   *http.Transport
 	cancel context.CancelFunc // SIGINT/SIGTERM
 	done   chan error         // run's result
+	// metricsURL is the scrape URL of the second stdout line, with
+	// -metrics-addr.
+	metricsURL string
 }
 
 // start runs the program on a free port and returns once it is listening.
@@ -42,20 +46,36 @@ type server struct {
 // idle keep-alive connections, which a drain would wait on.
 func start(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startTo(t, t.Output(), args...)
+}
+
+// startTo is start with the log written to stderr.
+func startTo(t *testing.T, stderr io.Writer, args ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-drain-delay", "0"}, args...), pw, t.Output())
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-drain-delay", "0"}, args...), pw, stderr)
 		pw.CloseWithError(errors.New("run returned"))
 		s.done <- err
 	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	stdout := bufio.NewReader(pr)
+	line, err := stdout.ReadString('\n')
 	if err != nil {
 		cancel()
 		t.Fatalf("reading the listening line: %v (run: %v)", err, <-s.done)
 	}
-	go io.Copy(io.Discard, pr) // nothing more is expected; never block run
+	if slices.Contains(args, "-metrics-addr") {
+		const metricsPrefix = "wymcp metrics on "
+		mline, err := stdout.ReadString('\n')
+		if !strings.HasPrefix(mline, metricsPrefix) || err != nil {
+			cancel()
+			t.Fatalf("second stdout line = %q (%v), want %q<url>", mline, err, metricsPrefix)
+		}
+		s.metricsURL = strings.TrimSuffix(strings.TrimPrefix(mline, metricsPrefix), "\n")
+	}
+	go io.Copy(io.Discard, stdout) // nothing more is expected; never block run
 	const prefix = "wymcp listening on "
 	if !strings.HasPrefix(line, prefix) || !strings.HasSuffix(line, "/mcp\n") {
 		t.Fatalf("listening line = %q, want %q<url>/mcp", line, prefix)
@@ -152,8 +172,8 @@ func TestDemoTools(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"sum\":5.5}"}],"structuredContent":{"sum":5.5},"resultType":"complete",` + serverInfo + `}}`,
 			"a typed tool: structuredContent plus the same JSON as text"},
 		{"sleep", "sleep", `{"ms":1}`, result(`{"type":"text","text":"slept 1 ms"}`, false), "a raw tool"},
-		{"sleep out of range", "sleep", `{"ms":600001}`,
-			result(`{"type":"text","text":"Invalid arguments for tool sleep: at '/ms': got 600001, want at most 600000"}`, true),
+		{"sleep out of range", "sleep", `{"ms":50001}`,
+			result(`{"type":"text","text":"Invalid arguments for tool sleep: at '/ms': got 50001, want at most 50000"}`, true),
 			"arguments fail the input schema: isError result"},
 		{"fail", "fail", `{}`, result(`{"type":"text","text":"this tool always fails"}`, true), "tool returns an error: isError result"},
 		{"panic", "panic", `{}`, result(`{"type":"text","text":"Tool execution failed: internal error"}`, true), "tool panics: tool containment, fixed text"},
@@ -300,7 +320,9 @@ func TestUsage(t *testing.T) {
 		{"unpadded base64", []string{"-state-key-file", keyFile(t, strings.TrimRight(b64(32), "="))}, 2, "line 1 is not standard base64"},
 		{"no key", []string{"-state-key-file", keyFile(t, "# only a comment\n\n")}, 2, "no key in the file"},
 		{"same key twice", []string{"-state-key-file", keyFile(t, b64(32)+"\n"+b64(32)+"\n")}, 2, "line 2 repeats the key of line 1"},
-		{"help", []string{"-h"}, 0, "Usage of wymcp"},
+		{"help", []string{"-h"}, 0, "Usage: wymcp [flags]\n"},
+		{"log format", []string{"-log-format", "xml"}, 2, `wymcp: -log-format "xml": want text or json` + "\n"},
+		{"metrics address", []string{"-metrics-addr", "9464"}, 2, `wymcp: -metrics-addr "9464": want host:port` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,4 +359,64 @@ func keyFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestHelp: -h prints the usage, the environment variables included (the
+// only way to configure telemetry), and exits 0.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr strings.Builder
+	err := run(t.Context(), []string{"-h"}, &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != 0 {
+		t.Errorf("exit code = %d (err %v), want 0", code, err)
+	}
+	help := stderr.String()
+	if !strings.HasPrefix(help, usageHead) || !strings.HasSuffix(help, usageEnv) {
+		t.Errorf("-h does not start with the head and end with the environment:\n%s", help)
+	}
+	for _, want := range []string{
+		"\n  -allow-host host\n",
+		"\n  -log-format format\n",
+		"\n  -metrics-addr host:port\n",
+		"\n  WYMCP_ADDR\n",
+		"\n  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT\n",
+		"\n  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL\n",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, " value\n") {
+		t.Errorf("-h has a flag with the generic placeholder \"value\":\n%s", help)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+// TestAddrFromEnv: without -addr the listener is $WYMCP_ADDR (the
+// container image's way, which its health check reads too).
+func TestAddrFromEnv(t *testing.T) {
+	t.Setenv(envAddr, "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-drain-delay", "0"}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	if !strings.HasPrefix(line, "wymcp listening on http://127.0.0.1:") || strings.HasPrefix(line, "wymcp listening on http://127.0.0.1:8080/") {
+		t.Errorf("listening line %q, want a free port on 127.0.0.1 from %s", line, envAddr)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run = %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestOTelSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := setupOTel(t.Context(), func(k string) string { return tt.env[k] }, io.Discard)
+			s, err := setupOTel(t.Context(), func(k string) string { return tt.env[k] }, io.Discard, slog.New(slog.DiscardHandler), nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one naming %q", err, tt.wantErr)

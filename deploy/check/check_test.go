@@ -11,14 +11,17 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -364,13 +367,16 @@ func TestKubernetesManifest(t *testing.T) {
 
 // ---- Dockerfile
 
-// The builder stage's commands, which TestBinariesAsTheDockerfileBuilds
-// runs; the Dockerfile must hold them verbatim.
+// The builder stage's environment and commands, which
+// TestBinariesAsTheDockerfileBuilds runs, and the final stage's health
+// check and listen address; the Dockerfile must hold them verbatim.
 const (
-	buildEnv         = "ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false"
-	buildWymcp       = `RUN go build -trimpath -ldflags="-s -w" -o /out/wymcp ./cmd/wymcp`
+	buildEnv         = "ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false GOWORK=off"
+	buildWymcp       = `RUN cd cmd/wymcp && go build -trimpath -ldflags="-s -w" -o /out/wymcp .`
 	buildHealthcheck = `RUN cd deploy/healthcheck && go build -trimpath -ldflags="-s -w" -o /out/healthcheck .`
-	healthcheckLine  = `CMD ["/healthcheck", "-timeout", "2s", "http://127.0.0.1:8080/readyz"]`
+	healthcheckLine  = `CMD ["/healthcheck", "-timeout", "2s", "-addr-env", "WYMCP_ADDR", "/readyz"]`
+	addrEnv          = "WYMCP_ADDR"
+	imageAddr        = "ENV WYMCP_ADDR=0.0.0.0:8080"
 )
 
 func readDockerfile(t *testing.T) string {
@@ -382,15 +388,55 @@ func readDockerfile(t *testing.T) string {
 	return string(b)
 }
 
+// instruction is one Dockerfile instruction, its continuation lines
+// joined, and the stage it is in (0 for the first FROM's).
+type instruction struct {
+	op, args string
+	stage    int
+}
+
+func instructions(df string) []instruction {
+	var out []instruction
+	stage, cur := -1, ""
+	for line := range strings.Lines(df) {
+		line = strings.TrimRight(line, "\r\n")
+		if cur == "" && (strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(line) == "") {
+			continue
+		}
+		if more, ok := strings.CutSuffix(line, "\\"); ok {
+			cur += strings.TrimSpace(more) + " "
+			continue
+		}
+		cur += strings.TrimSpace(line)
+		op, args, _ := strings.Cut(cur, " ")
+		op = strings.ToUpper(op)
+		if op == "FROM" {
+			stage++
+		}
+		out = append(out, instruction{op: op, args: strings.TrimSpace(args), stage: stage})
+		cur = ""
+	}
+	return out
+}
+
+// execForm decodes an exec-form argument list, ["a", "b"].
+func execForm(t *testing.T, args string) []string {
+	t.Helper()
+	var v []string
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		t.Fatalf("%s is not an exec-form list: %v", args, err)
+	}
+	return v
+}
+
 func TestDockerfile(t *testing.T) {
 	df := readDockerfile(t)
 	for _, want := range []string{
-		buildEnv, buildWymcp, buildHealthcheck, healthcheckLine,
+		buildEnv, buildWymcp, buildHealthcheck, healthcheckLine, imageAddr,
 		"COPY --from=build /out/wymcp /out/healthcheck /",
 		fmt.Sprintf("USER %d:%d", imageUID, imageUID),
 		fmt.Sprintf("EXPOSE %d", containerPort),
 		`ENTRYPOINT ["/wymcp"]`,
-		`CMD ["-addr", "0.0.0.0:8080"]`,
 		"STOPSIGNAL SIGTERM",
 	} {
 		if !strings.Contains(df, want) {
@@ -400,6 +446,13 @@ func TestDockerfile(t *testing.T) {
 	stages := regexp.MustCompile(`(?m)^FROM\s+(\S+)(?:\s+AS\s+(\S+))?`).FindAllStringSubmatch(df, -1)
 	if len(stages) != 2 || stages[0][2] != "build" || !strings.HasPrefix(stages[1][1], "gcr.io/distroless/static") {
 		t.Errorf("stages %q: want a builder named build, then a distroless/static final stage", stages)
+	}
+	// The listen address is WYMCP_ADDR alone: a CMD naming -addr would
+	// move the server where the health check does not look.
+	for _, in := range instructions(df) {
+		if in.stage == 1 && in.op == "CMD" && strings.Contains(in.args, "-addr") {
+			t.Errorf("deploy/Dockerfile: CMD %s sets -addr; the health check probes $%s, so set that instead", in.args, addrEnv)
+		}
 	}
 	// The builder's Go is the one go.mod's toolchain line asks for.
 	gomod, err := os.ReadFile(filepath.Join(deployDir(t), "..", "go.mod"))
@@ -413,16 +466,75 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
+// TestDockerfileModuleLayers checks that the builder downloads the modules
+// of each module it builds from in layers of their own, before the sources
+// are copied: a change to the sources alone reuses them. The modules are
+// the library (its go.mod is also the one cmd/wymcp's replace reads) and
+// cmd/wymcp; deploy/healthcheck has no requirements, which this checks too.
+func TestDockerfileModuleLayers(t *testing.T) {
+	var build []instruction
+	for _, in := range instructions(readDockerfile(t)) {
+		if in.stage == 0 {
+			build = append(build, in)
+		}
+	}
+	sources := slices.IndexFunc(build, func(in instruction) bool { return in.op == "COPY" && in.args == ". ." })
+	if sources < 0 {
+		t.Fatal("deploy/Dockerfile: the builder has no COPY . .")
+	}
+	for _, mod := range []struct{ dir, download string }{
+		{".", "go mod download"},
+		{"cmd/wymcp", "cd cmd/wymcp && go mod download"},
+	} {
+		files := []string{"go.mod", "go.sum"}
+		if mod.dir != "." {
+			files = []string{mod.dir + "/go.mod", mod.dir + "/go.sum"}
+		}
+		copied := slices.IndexFunc(build[:sources], func(in instruction) bool {
+			f := strings.Fields(in.args)
+			return in.op == "COPY" && len(f) > 1 && slices.Contains(f[:len(f)-1], files[0]) && slices.Contains(f[:len(f)-1], files[1])
+		})
+		if copied < 0 {
+			t.Errorf("deploy/Dockerfile: %s and %s are not copied before the sources (COPY . .)", files[0], files[1])
+			continue
+		}
+		downloaded := slices.IndexFunc(build[copied:sources], func(in instruction) bool {
+			return in.op == "RUN" && in.args == mod.download
+		})
+		if downloaded < 0 {
+			t.Errorf("deploy/Dockerfile: no RUN %s between the COPY of %s and the sources", mod.download, files[0])
+		}
+	}
+	hc, err := os.ReadFile(filepath.Join(deployDir(t), "healthcheck", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^require\b`).Match(hc) {
+		t.Error("deploy/healthcheck/go.mod has requirements: give its modules a download layer in deploy/Dockerfile, and list it here")
+	}
+}
+
+// dockerEnv is the variables, k=v each, of an ENV instruction that the
+// Dockerfile must hold verbatim (buildEnv, imageAddr).
+func dockerEnv(t *testing.T, df, line string) []string {
+	t.Helper()
+	if !strings.Contains(df, line) {
+		t.Fatalf("deploy/Dockerfile lacks %q", line)
+	}
+	return strings.Fields(strings.TrimPrefix(line, "ENV "))
+}
+
 // ---- the binaries
 
-// goBuild runs one of the Dockerfile's build lines in dir, /out being out.
-func goBuild(t *testing.T, dir, line, out string) {
+// goBuild runs one of the Dockerfile's build lines in dir, /out being out,
+// with the builder's environment (buildEnv) over this process's.
+func goBuild(t *testing.T, dir, line, out string, env []string) {
 	t.Helper()
 	cmdline := strings.TrimPrefix(line, "RUN ")
 	cmdline = strings.ReplaceAll(cmdline, "/out/", out+"/")
 	cmd := exec.Command("sh", "-c", cmdline)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmdline, err, b)
 	}
@@ -465,16 +577,24 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 	if err := os.Chmod(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	goBuild(t, root, buildWymcp, out)
-	goBuild(t, root, buildHealthcheck, out)
+	df := readDockerfile(t)
+	env := dockerEnv(t, df, buildEnv)
+	goBuild(t, root, buildWymcp, out, env)
+	goBuild(t, root, buildHealthcheck, out, env)
 	wymcp, hc := filepath.Join(out, "wymcp"), filepath.Join(out, "healthcheck")
 	checkStatic(t, wymcp)
 	checkStatic(t, hc)
 
 	// Run as the image runs: its user (when this test may switch users),
-	// the image's listener flag with a loopback address and a free port.
-	cmd := exec.Command(wymcp, "-addr", "127.0.0.1:0")
-	cmd.Env = []string{"OTEL_SDK_DISABLED=true"}
+	// no arguments (the image has no CMD), the listen address in
+	// WYMCP_ADDR, as the image sets it, but on loopback and a free port.
+	imageEnv := dockerEnv(t, df, imageAddr)
+	if len(imageEnv) != 1 || !strings.HasPrefix(imageEnv[0], addrEnv+"=") {
+		t.Fatalf("%s: want one variable, %s", imageAddr, addrEnv)
+	}
+	addr := addrEnv + "=127.0.0.1:" + freePort(t)
+	cmd := exec.Command(wymcp)
+	cmd.Env = []string{"OTEL_SDK_DISABLED=true", addr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: imageUID, Gid: imageUID}
@@ -503,6 +623,9 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 		t.Fatalf("first line %q", line)
 	}
 	host, _, _ := strings.Cut(rest, "/")
+	if host != strings.TrimPrefix(addr, addrEnv+"=") {
+		t.Fatalf("listening on %s, not on %s", host, addr)
+	}
 	base := "http://" + host
 
 	// A real call answers.
@@ -539,10 +662,30 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 		t.Fatalf("healthcheck: %v", err)
 		return -1, ""
 	}
-	code, msg := probe("/readyz")
+	// The image's HEALTHCHECK command, as it is, with the image's
+	// environment: it finds the server through WYMCP_ADDR.
+	healthcheck := func() (int, string) {
+		argv := execForm(t, strings.TrimPrefix(healthcheckLine, "CMD "))
+		if argv[0] != "/healthcheck" {
+			t.Fatalf("HEALTHCHECK runs %s, not /healthcheck", argv[0])
+		}
+		c := exec.Command(hc, argv[1:]...)
+		c.Env = []string{addr}
+		out, err := c.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, string(out)
+		case errors.As(err, &ee):
+			return ee.ExitCode(), string(out)
+		}
+		t.Fatalf("healthcheck: %v", err)
+		return -1, ""
+	}
+	code, msg := healthcheck()
 	switch {
 	case hasDrain && code != 0:
-		t.Errorf("healthcheck %s/readyz exited %d: %s", base, code, msg)
+		t.Errorf("the HEALTHCHECK command with %s exited %d: %s", addr, code, msg)
 	case !hasDrain && code == 0:
 		t.Errorf("healthcheck passed on %s/readyz, but the binary has no drain", base)
 	case !hasDrain:
@@ -566,7 +709,19 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 	case <-time.After(defaultDrainDelay + 15*time.Second):
 		t.Errorf("no exit within %v of SIGTERM", defaultDrainDelay+15*time.Second)
 	}
-	t.Logf("built as deploy/Dockerfile builds them: static wymcp and healthcheck; ran as uid %d; echo answered; drain in the binary: %v", cmdUID(cmd), hasDrain)
+	t.Logf("built as deploy/Dockerfile builds them: static wymcp and healthcheck; ran as uid %d with %s; echo answered; the HEALTHCHECK command found it; drain in the binary: %v", cmdUID(cmd), addr, hasDrain)
+}
+
+// freePort is a TCP port free on the loopback address a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
 }
 
 // cmdUID is the user the command ran as.
