@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +42,7 @@ func TestDeclaredBodiesHoldNoMemory(t *testing.T) {
 			t.Cleanup(hs.Close)
 
 			const conns = 300
-			before := heapInUse()
+			before, rssBefore := heapInUse(), residentKiB()
 			var open []net.Conn
 			t.Cleanup(func() {
 				for _, c := range open {
@@ -67,14 +70,37 @@ func TestDeclaredBodiesHoldNoMemory(t *testing.T) {
 			// Each handler is now reading its body, or about to.
 			time.Sleep(100 * time.Millisecond)
 			grown := int64(heapInUse()) - int64(before)
-			t.Logf("%d connections declaring %d bytes each and sending 11: heap +%.1f MiB", conns, wymcp.DefaultMaxBodyBytes, float64(grown)/(1<<20))
+			rssGrown := residentKiB() - rssBefore
+			t.Logf("%d connections declaring %d bytes each and sending 11: heap +%.1f MiB, RSS +%.1f MiB", conns, wymcp.DefaultMaxBodyBytes, float64(grown)/(1<<20), float64(rssGrown)/(1<<10))
 			// net/http's own buffers and a few KiB of body each: a few MiB
 			// in all, where a buffer of the declared length took 1.2 GiB.
 			if limit := int64(12 << 20); grown > limit {
 				t.Errorf("the heap grew by %d bytes, over %d", grown, limit)
 			}
+			// The process's resident memory too, where /proc tells it: the
+			// heap, the goroutines' stacks and the runtime's own, with the
+			// client side of the connections in the same process.
+			if limit := int64(24 << 10); rssBefore > 0 && rssGrown > limit {
+				t.Errorf("the resident set grew by %d KiB, over %d", rssGrown, limit)
+			}
 		})
 	}
+}
+
+// residentKiB is the process's resident set (VmRSS) in KiB, 0 where
+// /proc/self/status cannot tell it.
+func residentKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kib
+		}
+	}
+	return 0
 }
 
 // heapInUse is the live heap after a collection.
