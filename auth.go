@@ -16,12 +16,12 @@ import (
 )
 
 // Authenticator establishes who sent a request. A server with one runs it on
-// every request at DESIGN §3 stage 3: after the message is classified (so
-// that a fault inside it can still be answered with the request's id) and
-// before notification acceptance, the protocol fields and the method
-// surface (so that nothing past the edge is revealed to an unknown caller).
-// MCP 2026-07-28 is stateless: there is no session to remember a caller by,
-// so every request is authenticated on its own.
+// every request at docs/design.md §3 stage 3: after the message is
+// classified (so that a fault inside it can still be answered with the
+// request's id) and before notification acceptance, the protocol fields and
+// the method surface (so that nothing past the edge is revealed to an
+// unknown caller). MCP 2026-07-28 is stateless: there is no session to
+// remember a caller by, so every request is authenticated on its own.
 //
 // Authenticate returns the caller's [Principal], or an error saying why
 // not: an [*AuthError] chooses the answer (401, 403, 400 or 503, see
@@ -43,9 +43,9 @@ import (
 // it once returned.
 //
 // A panic inside Authenticate is contained: the request is answered
-// -32603 "Internal error" with its id (HTTP 200, DESIGN §5), the panic and
-// its stack are recorded on the span and logged once at Error, and the
-// server goes on serving. The one exception is a panic with
+// -32603 "Internal error" with its id (HTTP 200, docs/design.md §5), the
+// panic and its stack are recorded on the span and logged once at Error,
+// and the server goes on serving. The one exception is a panic with
 // http.ErrAbortHandler, net/http's deliberate abort of a response, which is
 // let through as net/http intends.
 //
@@ -62,7 +62,7 @@ type Authenticator interface {
 
 // AuthenticatorFunc adapts a function to [Authenticator], as
 // http.HandlerFunc does for http.Handler: a one-method seam is easy to
-// fake in a test and to wrap (STYLE 4).
+// fake in a test and to wrap, and a closure is all most fakes need.
 type AuthenticatorFunc func(ctx context.Context, r *http.Request) (*Principal, error)
 
 // Authenticate calls f(ctx, r).
@@ -122,7 +122,7 @@ func PrincipalFrom(ctx context.Context) *Principal {
 }
 
 // AuthCode is the kind of an authenticator's refusal, and so its answer
-// (DESIGN §5; RFC 6750 §3.1 names the error codes).
+// (docs/design.md §5; RFC 6750 §3.1 names the error codes).
 type AuthCode uint8
 
 const (
@@ -171,8 +171,9 @@ func (c AuthCode) String() string {
 }
 
 // AuthError is an authenticator's refusal: one error type whose Code picks
-// the answer (STYLE 3). The cause stays on the server; only Code,
-// Description and Scopes shape what the client is told.
+// the answer, so that every authenticator's refusals reach the client
+// alike and errors.As finds them. The cause stays on the server; only
+// Code, Description and Scopes shape what the client is told.
 type AuthError struct {
 	// Code is the kind of refusal, and so the HTTP status and challenge.
 	Code AuthCode
@@ -205,8 +206,9 @@ func (e *AuthError) Error() string {
 // Unwrap returns the cause.
 func (e *AuthError) Unwrap() error { return e.Err }
 
-// AuthOptions turns on authentication (DESIGN §6). A server without them
-// serves every request, as an MCP server without authorization does.
+// AuthOptions turns on authentication (docs/design.md §6). A server
+// without them serves every request, as an MCP server without
+// authorization does.
 type AuthOptions struct {
 	// Authenticator establishes the caller of every request. Required.
 	Authenticator Authenticator

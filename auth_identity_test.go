@@ -22,8 +22,9 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// The caller's identity, what per-caller state binds to (issue 28): never
-// empty, never shared by accident, users and clients apart.
+// The caller's identity, what per-caller state binds to (docs/design.md
+// §3 stage 3): never empty, never shared by accident, users and clients
+// apart.
 
 const (
 	jwtIssuer   = "https://as.example.test"

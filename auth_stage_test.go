@@ -161,7 +161,7 @@ func TestPrincipalReachesTools(t *testing.T) {
 // TestScopedToolsList: tools/list shows each caller the tools it may call,
 // and such pages are cacheScope "private"; server/discover stays public;
 // a server whose tools need no scopes keeps its lists public even with an
-// authenticator (DESIGN §5, Results).
+// authenticator (docs/design.md §5, Results).
 func TestScopedToolsList(t *testing.T) {
 	t.Parallel()
 	hs := newAuthServer(t, nil, authTools()...)
@@ -291,7 +291,7 @@ func spanAttr(rec *tracetest.SpanRecorder, key string) (string, bool) {
 // TestAuthenticatorPanicContained: a panicking authenticator is answered
 // -32603 "Internal error" with the request's id at HTTP 200; the span gets
 // an exception event with the stack and status Error, the log one Error
-// record; the connection and the server go on (DESIGN §5, §7).
+// record; the connection and the server go on (docs/design.md §5, §7).
 func TestAuthenticatorPanicContained(t *testing.T) {
 	t.Parallel()
 	hs, rec, logs := recordedServer(t, false)

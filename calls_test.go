@@ -11,7 +11,7 @@ import (
 
 // TestSlowToolDelaysNoOther: a tool sleeping 10 s does not delay a
 // concurrent fast call — the fast answer arrives while the slow call is
-// still in flight (per-call isolation, DESIGN §4).
+// still in flight (per-call isolation, docs/design.md §4).
 func TestSlowToolDelaysNoOther(t *testing.T) {
 	t.Parallel()
 	probe := &testProbe{started: make(chan struct{}, 1)}
@@ -37,7 +37,7 @@ func TestSlowToolDelaysNoOther(t *testing.T) {
 }
 
 // TestDisconnectCancelsTool: a client that goes away mid-call cancels the
-// tool's context (DESIGN §4: closing the request is cancellation).
+// tool's context (docs/design.md §4: closing the request is cancellation).
 func TestDisconnectCancelsTool(t *testing.T) {
 	t.Parallel()
 	probe := &testProbe{started: make(chan struct{}, 1)}

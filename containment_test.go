@@ -13,7 +13,7 @@ import (
 
 // TestFaultAmongCallsInFlight: a fault past a method answers -32603 with
 // the faulting request's id, while 100 other requests in flight still get
-// their own answers (DESIGN §4).
+// their own answers (docs/design.md §4).
 func TestFaultAmongCallsInFlight(t *testing.T) {
 	t.Parallel()
 	probe := &testProbe{started: make(chan struct{}, 100)}
@@ -116,7 +116,7 @@ func settle() (goroutines int, heap uint64) {
 // TestPanicStorm: 10,000 faults under concurrent load — every faulting
 // request answered with its id (-32603 past the method, isError inside the
 // tool), every other request answered correctly, and no goroutine or heap
-// growth from one storm to the next (DESIGN §4).
+// growth from one storm to the next (docs/design.md §4).
 func TestPanicStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("storm: skipped in -short")

@@ -30,7 +30,7 @@ func expectCut(t *testing.T, rep mcptest.Reply, id string) {
 	}
 }
 
-// TestShutdownCutsCallsInFlight is issue 28's call cut with no answer:
+// TestShutdownCutsCallsInFlight is the shutdown cut (docs/design.md §4):
 // when Shutdown's ctx ends with calls still running, every one of them is
 // answered before Shutdown returns — 200 with its id and an isError result
 // saying the server is shutting down — whether its tool honours its

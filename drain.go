@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// The drain is how a Server stops without losing a call (DESIGN §4, §6a).
-// A load balancer does not resend a POST it has already sent, so a call is
-// lost whenever a replica closes a connection that a request is already
-// travelling on, or refuses one that a balancer still routes calls to. The
-// drain lets the balancer move away first:
+// The drain is how a Server stops without losing a call (docs/design.md
+// §4, §6a). A load balancer does not resend a POST it has already sent, so
+// a call is lost whenever a replica closes a connection that a request is
+// already travelling on, or refuses one that a balancer still routes calls
+// to. The drain lets the balancer move away first:
 //
 //  1. Drain: the lame duck, for Options.DrainDelay. ReadinessHandler
 //     answers 503, so balancers that probe it stop routing here; every

@@ -21,10 +21,11 @@ import (
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// The drain (DESIGN §4, §6a; drain.go): readiness, Connection: close on
-// every answer, the lame duck's length, calls in flight, and what follows.
-// The timing tests run in a testing/synctest bubble, on its fake clock, with
-// the in-memory endpoint (a real socket would keep the clock from moving).
+// The drain (docs/design.md §4, §6a; drain.go): readiness, Connection: close
+// on every answer, the lame duck's length, calls in flight, and what
+// follows. The timing tests run in a testing/synctest bubble, on its fake
+// clock, with the in-memory endpoint (a real socket would keep the clock
+// from moving).
 
 // drainInfo is the Implementation of the drain tests' servers.
 var drainInfo = wymcp.Implementation{Name: "wymcp-drain", Version: "0.0.1"}
@@ -199,7 +200,8 @@ func TestDrainClosesEveryAnswer(t *testing.T) {
 
 // TestDrainHonoursDelay: Shutdown keeps admitting and answering calls for
 // the whole DrainDelay — each answer closing its connection — and only then
-// refuses them with 503, Retry-After and the id (DESIGN §5's overload row).
+// refuses them with 503, Retry-After and the id (docs/design.md §5's
+// overload row).
 func TestDrainHonoursDelay(t *testing.T) {
 	t.Parallel()
 	const delay = 5 * time.Second

@@ -116,12 +116,12 @@ func ExampleServer_Shutdown() {
 	// call after Shutdown: 503
 }
 
-// Drain is the first half of a stop without loss (DESIGN §6a): the server
-// turns not ready and answers every call with "Connection: close" for
-// Options.DrainDelay, while the balancer in front stops sending here. Then
-// the http.Server stops accepting and waits for its handlers, and Shutdown
-// stops the actors. This is the order for a balancer that routes by
-// readiness (a Kubernetes Service); cmd/wymcp shows the one for nginx.
+// Drain is the first half of a stop without loss (docs/design.md §6a): the
+// server turns not ready and answers every call with "Connection: close"
+// for Options.DrainDelay, while the balancer in front stops sending here.
+// Then the http.Server stops accepting and waits for its handlers, and
+// Shutdown stops the actors. This is the order for a balancer that routes
+// by readiness (a Kubernetes Service); cmd/wymcp shows the one for nginx.
 func ExampleServer_Drain() {
 	echo := tools.Must(tools.New("echo", "Echoes its text.",
 		func(ctx context.Context, in struct {

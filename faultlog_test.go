@@ -15,7 +15,7 @@ import (
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// TestFaultLogThrottled is issue 28's log amplification: a burst of 200
+// TestFaultLogThrottled: a fault cannot amplify the log. A burst of 200
 // tool panics is logged as one record with its stack a second, not 200
 // (the count of the others goes on the next record, internal/telemetry's
 // TestFaultLogThrottled), while every one of the 200 spans carries its

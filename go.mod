@@ -1,6 +1,6 @@
 module github.com/wymcp/wymcp
 
-go 1.26.8
+go 1.26.0
 
 toolchain go1.26.10
 

@@ -16,8 +16,8 @@ import (
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// TestHostileBodies: inputs built to break parsers get the answer DESIGN §5
-// specifies, never a crash, a hang or a lost reply.
+// TestHostileBodies: inputs built to break parsers get the answer
+// docs/design.md §5 specifies, never a crash, a hang or a lost reply.
 func TestHostileBodies(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{MaxBodyBytes: 16 << 20}, nil)
@@ -156,7 +156,7 @@ func TestHostileWire(t *testing.T) {
 }
 
 // FuzzServeHTTP drives the whole request path with arbitrary bodies and
-// MCP header values: every input gets one of the answers DESIGN §5
+// MCP header values: every input gets one of the answers docs/design.md §5
 // specifies — a status from its table, and a JSON-RPC message (or 202 with
 // no body) — never a panic, a hang or an empty 200.
 func FuzzServeHTTP(f *testing.F) {
@@ -180,7 +180,7 @@ func FuzzServeHTTP(f *testing.F) {
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		if !allowed[rec.Code] {
-			t.Fatalf("status %d is not in DESIGN §5", rec.Code)
+			t.Fatalf("status %d is not in docs/design.md §5", rec.Code)
 		}
 		if rec.Code == 202 {
 			if rec.Body.Len() != 0 {

@@ -11,9 +11,9 @@ import (
 )
 
 // TestDiscover: server/discover returns exactly the DiscoverResult of
-// DESIGN §5 — supportedVersions, capabilities {"tools":{}} (no listChanged:
-// the tool set is fixed), instructions when set, ttlMs, cacheScope, and
-// the server in _meta.
+// docs/design.md §5 — supportedVersions, capabilities {"tools":{}} (no
+// listChanged: the tool set is fixed), instructions when set, ttlMs,
+// cacheScope, and the server in _meta.
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{Instructions: "Use echo to echo."}, nil)
@@ -142,9 +142,9 @@ func TestToolDefinitions(t *testing.T) {
 	}
 }
 
-// TestToolsCall covers the tools/call results of DESIGN §5: content, a
-// typed tool's structuredContent with the same JSON as text, a call without
-// arguments, and each isError row.
+// TestToolsCall covers the tools/call results of docs/design.md §5:
+// content, a typed tool's structuredContent with the same JSON as text, a
+// call without arguments, and each isError row.
 func TestToolsCall(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestOverload: past the in-flight bound the answer is 503 with
-// Retry-After and -32603 carrying the id, at once (DESIGN §4, §5).
+// Retry-After and -32603 carrying the id, at once (docs/design.md §4, §5).
 func TestOverload(t *testing.T) {
 	t.Parallel()
 	probe := &testProbe{started: make(chan struct{}, 2)}

@@ -11,7 +11,7 @@ import (
 // TestProgressStream: a tools/call with _meta.progressToken from a client
 // that accepts text/event-stream is answered as an SSE stream: increasing
 // notifications/progress carrying the token, then the result, which ends
-// the stream (DESIGN §6).
+// the stream (docs/design.md §6).
 func TestProgressStream(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)

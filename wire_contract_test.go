@@ -10,9 +10,9 @@ import (
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
 
-// TestRejections is DESIGN §5's table, one case per row (and per shape a
-// row names): each asserts the HTTP status, the JSON-RPC code, the echoed
-// id and, where the row names them, headers and data.
+// TestRejections is docs/design.md §5's table, one case per row (and per
+// shape a row names): each asserts the HTTP status, the JSON-RPC code,
+// the echoed id and, where the row names them, headers and data.
 func TestRejections(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, &wymcp.Options{MaxBodyBytes: 1 << 10}, nil)
@@ -143,7 +143,7 @@ func TestRejections(t *testing.T) {
 			rep := hs.Send(t, tc.req)
 			rep.ExpectError(t, tc.status, tc.code, tc.id)
 			if t.Failed() {
-				t.Logf("DESIGN §5 row: %s", tc.row)
+				t.Logf("docs/design.md §5 row: %s", tc.row)
 			}
 			if tc.check != nil {
 				tc.check(t, rep)
@@ -152,12 +152,12 @@ func TestRejections(t *testing.T) {
 	}
 }
 
-// TestAuthRejections is DESIGN §5's auth rows (stage 3), one case per row
-// and shape: the status, the WWW-Authenticate challenge exactly, the
-// JSON-RPC code and the echoed id. The authenticator is a fake that picks
-// each outcome by the token's name; package auth tests the real ones
-// through the same rows. Every request needs the scope "mcp"; admin_only
-// needs "admin" too.
+// TestAuthRejections is docs/design.md §5's auth rows (stage 3), one case
+// per row and shape: the status, the WWW-Authenticate challenge exactly,
+// the JSON-RPC code and the echoed id. The authenticator is a fake that
+// picks each outcome by the token's name; package auth tests the real
+// ones through the same rows. Every request needs the scope "mcp";
+// admin_only needs "admin" too.
 func TestAuthRejections(t *testing.T) {
 	t.Parallel()
 	hs := newAuthServer(t, nil, authTools()...)
@@ -223,7 +223,7 @@ func TestAuthRejections(t *testing.T) {
 				wantHeader(t, rep, tc.header[0], tc.header[1])
 			}
 			if t.Failed() {
-				t.Logf("DESIGN §5 row: %s", tc.row)
+				t.Logf("docs/design.md §5 row: %s", tc.row)
 			}
 		})
 	}
@@ -237,7 +237,7 @@ func TestAuthRejections(t *testing.T) {
 }
 
 // TestNotificationsAccepted: any valid notification is answered 202 with an
-// empty body, whatever its method and params (DESIGN §3 stage 4).
+// empty body, whatever its method and params (docs/design.md §3 stage 4).
 func TestNotificationsAccepted(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)
@@ -279,8 +279,8 @@ func wantMessage(t *testing.T, rep mcptest.Reply, want string) {
 func withVerb(r mcptest.RPC, verb string) mcptest.RPC { r.Verb = verb; return r }
 
 // TestParamHeaders: an argument whose schema carries x-mcp-header must be
-// mirrored in its Mcp-Param-<Name> header (SEP-2243; DESIGN §5: -32020,
-// HTTP 400, when they disagree).
+// mirrored in its Mcp-Param-<Name> header (SEP-2243; docs/design.md §5:
+// -32020, HTTP 400, when they disagree).
 func TestParamHeaders(t *testing.T) {
 	t.Parallel()
 	_, hs := newTestServer(t, nil, nil)

@@ -4,9 +4,9 @@
 // A *Server is an http.Handler: mount it at the path you choose on the mux
 // you already have. Each POST carries one JSON-RPC message; the server
 // answers server/discover, tools/list and tools/call, and refuses everything
-// else with the answer DESIGN §5 specifies. Tools are built with package
-// tools, typed (schemas inferred from Go types) or raw (a JSON Schema kept
-// byte-for-byte).
+// else with the answer docs/design.md §5 specifies. Tools are built with
+// package tools, typed (schemas inferred from Go types) or raw (a JSON
+// Schema kept byte-for-byte).
 package wymcp
 
 import (
@@ -100,7 +100,7 @@ type Options struct {
 	// time a load balancer needs to stop sending calls here: for one that
 	// probes readiness, its probe interval × failures + propagation; for a
 	// proxy holding keep-alive connections, more than its idle timeout for
-	// them (DESIGN §6a; deploy/README.md has the timeline).
+	// them (docs/design.md §6a; deploy/README.md has the timeline).
 	//
 	// 0 or negative means none, which is the default: Shutdown then stops
 	// admitting at once, as it did before DrainDelay existed. There is no
@@ -137,9 +137,9 @@ type Options struct {
 	// Logger receives contained faults at Error; nil means slog.Default().
 	Logger *slog.Logger
 	// Auth, when set, authenticates every request with its Authenticator
-	// and enforces the scopes of the server and of each tool (DESIGN §6);
-	// nil serves every request unauthenticated. A tool set with a scoped
-	// tool (tools.WithScopes) needs it.
+	// and enforces the scopes of the server and of each tool
+	// (docs/design.md §6); nil serves every request unauthenticated. A
+	// tool set with a scoped tool (tools.WithScopes) needs it.
 	Auth *AuthOptions
 }
 

@@ -1,5 +1,6 @@
 // Package auth makes a wymcp server an OAuth 2.1 resource server, as MCP
-// authorization requires of an HTTP server that authorizes (DESIGN §6).
+// authorization requires of an HTTP server that authorizes
+// (docs/design.md §6).
 //
 // The seam is wymcp.Authenticator, in the root package with the principal
 // it yields and wymcp.PrincipalFrom: that is the server's own contract,

@@ -27,7 +27,8 @@ const (
 // TestJWTIdentity: a token binds as its sub, a non-empty string, or, with
 // no sub, as its client (client_id, else azp); a token with a sub of
 // another type, an empty one, or neither a sub nor a client is refused 401
-// invalid_token, so that no two tokens share an empty identity (issue 28).
+// invalid_token, so that no two tokens share an empty identity
+// (docs/design.md §6).
 func TestJWTIdentity(t *testing.T) {
 	t.Parallel()
 	rs := rsaKey("rs-id")

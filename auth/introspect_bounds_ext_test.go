@@ -105,7 +105,7 @@ func expectCode(t *testing.T, err error, code wymcp.AuthCode) {
 // TestIntrospectionConcurrencyCap: at most MaxConcurrentCalls calls to the
 // endpoint are in flight; a request whose token would need one more is
 // answered AuthUnavailable (503) at once, without a call, while a request
-// with a token already in flight waits for that call (issue 28).
+// with a token already in flight waits for that call (docs/design.md §6).
 func TestIntrospectionConcurrencyCap(t *testing.T) {
 	t.Parallel()
 	as := newBlockingAS(t, true)
@@ -287,7 +287,7 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 
 // TestIntrospectionFloodKeepsValid: a flood of unknown tokens (each
 // refused, each remembered a while) does not evict the valid tokens from
-// the cache: they are still answered without a call (issue 28).
+// the cache: they are still answered without a call (docs/design.md §6).
 func TestIntrospectionFloodKeepsValid(t *testing.T) {
 	t.Parallel()
 	as := newBlockingAS(t, false)

@@ -39,7 +39,8 @@ func newJWTServer(t *testing.T, keys []testKey, opts *auth.JWKSOptions) (*mcptes
 
 // TestJWT is the bearer-token matrix: tokens signed in the test with RSA
 // and EC keys, checked against a JWKS served on loopback, each answer's
-// status, challenge, code and id asserted exactly (DESIGN §5 auth rows).
+// status, challenge, code and id asserted exactly (docs/design.md §5
+// auth rows).
 func TestJWT(t *testing.T) {
 	t.Parallel()
 	rs, es, es384 := rsaKey("rs-1"), ecKey("ec-1"), ec384Key("ec384-1")

@@ -64,8 +64,8 @@ type metadataDocument struct {
 	ResourceDocumentation  string   `json:"resource_documentation,omitempty"`
 }
 
-// NewMetadataHandler checks md and encodes its document once (STYLE 7:
-// the request path only writes bytes).
+// NewMetadataHandler checks md and encodes its document once, so that a
+// request only writes bytes: nothing is encoded, or can fail, per request.
 func NewMetadataHandler(md ResourceMetadata) (*MetadataHandler, error) {
 	u, err := url.Parse(md.Resource)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" || u.RawQuery != "" || u.User != nil {
@@ -134,7 +134,7 @@ func pattern(path string) string {
 func (h *MetadataHandler) URL() string { return h.url }
 
 // Routes yields the (pattern, handler) pairs to mount on the server's
-// mux (STYLE 1: the embedder's router decides), for
+// mux (the embedder's router decides where and how they are served), for
 //
 //	for pattern, handler := range prm.Routes() {
 //		mux.Handle(pattern, handler)

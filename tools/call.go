@@ -12,10 +12,10 @@ import (
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// OutcomeKind classifies one call for telemetry (DESIGN §7). OutcomeOK is
-// answered with the handler's result; OutcomeInputRequired with an
-// input_required result; OutcomeBadInputResponse with a JSON-RPC error;
-// every other kind with an isError result (DESIGN §5).
+// OutcomeKind classifies one call for telemetry (docs/design.md §7).
+// OutcomeOK is answered with the handler's result; OutcomeInputRequired
+// with an input_required result; OutcomeBadInputResponse with a JSON-RPC
+// error; every other kind with an isError result (docs/design.md §5).
 type OutcomeKind uint8
 
 const (
@@ -105,15 +105,15 @@ func (f *Fault) Unwrap() error {
 	return err
 }
 
-// panicText is the whole answer to a panic. It is fixed (DESIGN §5: no panic
-// text or stack reaches a client); the detail is in the Fault.
+// panicText is the whole answer to a panic. It is fixed (docs/design.md §5:
+// no panic text or stack reaches a client); the detail is in the Fault.
 const panicText = "Tool execution failed: internal error"
 
-// Call runs one call of the tool (DESIGN §5, the rows "arguments fail the
-// tool's input schema" and "tool returns an error; tool panics; tool
-// deadline"). It never panics, and it returns only when the handler has
-// returned: a handler that ignores its context holds the call until it is
-// done, since Go cannot stop a goroutine from outside.
+// Call runs one call of the tool (docs/design.md §5, the rows "arguments
+// fail the tool's input schema" and "tool returns an error; tool panics;
+// tool deadline"). It never panics, and it returns only when the handler
+// has returned: a handler that ignores its context holds the call until
+// it is done, since Go cannot stop a goroutine from outside.
 //
 // args is params.arguments as sent: nil (absent) means {}. The caller has
 // already refused a non-object with -32602.

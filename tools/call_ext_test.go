@@ -96,14 +96,14 @@ func TestCallOutcomes(t *testing.T) {
 	isErr := protocol.ErrorResult("the tool says no")
 	rows := []row{
 		{"ok", "a plain result", echoRaw, nil, tools.OutcomeOK, "{}"},
-		{"tool error", "DESIGN §5: a tool error is an isError result with the error's text",
+		{"tool error", "docs/design.md §5: a tool error is an isError result with the error's text",
 			func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
 				return nil, errors.New("disk full")
 			}, nil, tools.OutcomeToolError, "disk full"},
 		{"isError result", "a result the tool marked as an error counts as a tool error",
 			func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) { return isErr, nil },
 			nil, tools.OutcomeToolError, "the tool says no"},
-		{"deadline", "DESIGN §5: tool deadline", waitForCtx, []tools.Option{tools.WithDeadline(20 * time.Millisecond)},
+		{"deadline", "docs/design.md §5: tool deadline", waitForCtx, []tools.Option{tools.WithDeadline(20 * time.Millisecond)},
 			tools.OutcomeDeadline, "Tool t timed out after 20ms"},
 		{"typed nil error", "a typed nil error panics in Error(); Call contains it",
 			func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
@@ -178,7 +178,7 @@ func TestPanicContained(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	if got := text(t, out.Result); got != "Tool execution failed: internal error" {
-		t.Fatalf("text %q: DESIGN §5 says the panic text never reaches the client", got)
+		t.Fatalf("text %q: docs/design.md §5 says the panic text never reaches the client", got)
 	}
 	if out.Fault == nil || !strings.Contains(string(out.Fault.Stack), "panicsInTool") {
 		t.Fatalf("fault stack lacks the panicking function:\n%s", out.Fault.Stack)

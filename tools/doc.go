@@ -1,5 +1,5 @@
 // Package tools defines the tools a wymcp server offers and runs one call of
-// one tool (DESIGN §6).
+// one tool (docs/design.md §6).
 //
 // A tool is built once and never changes: [New] infers its input and output
 // schemas from Go types, [NewRaw] takes a JSON Schema 2020-12 document kept
@@ -17,16 +17,17 @@
 // contained, and turns every outcome into a [protocol.CallToolResult]. The
 // tool declares its deadline ([WithDeadline]); the server owns it, bounding
 // the context Call runs under and answering for a handler that ignores it,
-// with the one timeout answer [Tool.DeadlineOutcome]. All of them are DESIGN §5 rows answered with a
-// result whose isError is true, not a JSON-RPC error, because the model can
-// read such a result and correct its next call:
+// with the one timeout answer [Tool.DeadlineOutcome]. All of them are
+// docs/design.md §5 rows answered with a result whose isError is true, not
+// a JSON-RPC error, because the model can read such a result and correct
+// its next call:
 //
 //   - arguments that fail the schema: [OutcomeInvalidArguments], and the text
 //     names each failing location;
 //   - the handler returns an error (or an isError result): [OutcomeToolError];
 //   - the handler panics: [OutcomePanic] with a fixed text — the panic value
 //     and stack go to [Outcome.Fault] for the span and the log, never to the
-//     client (DESIGN §5: no panic text reaches a client);
+//     client (docs/design.md §5: no panic text reaches a client);
 //   - the deadline passes: [OutcomeDeadline].
 //
 // Two more outcomes belong to calls that ask the client for input (below):
@@ -34,16 +35,17 @@
 // [OutcomeBadInputResponse], a malformed answer refused with -32602.
 //
 // Call returns an [Outcome] rather than an error so that the caller records
-// the kind (DESIGN §7) and writes the one answer (DESIGN §3).
+// the kind (docs/design.md §7) and writes the one answer (docs/design.md
+// §3).
 //
 // # Schemas
 //
 // Schemas are JSON Schema 2020-12, validated by wymcp's own validator (it
 // holds no heap until a tool is built: see internal/jsonschema for why).
 // A `$schema` naming another dialect is refused when the tool is built. No
-// `$ref` is ever fetched, from the network or from a file (DESIGN §6);
-// references inside the document (`#/$defs/x`, `#anchor`, `$dynamicRef`,
-// embedded `$id` resources) resolve as usual.
+// `$ref` is ever fetched, from the network or from a file (docs/design.md
+// §6); references inside the document (`#/$defs/x`, `#anchor`,
+// `$dynamicRef`, embedded `$id` resources) resolve as usual.
 //
 // # Asking the client for input
 //
@@ -74,6 +76,6 @@
 //
 // A handler reports progress with [ReportProgress]; the server installs the
 // sink with [WithProgress] when the request asked for progress and can
-// stream it (DESIGN §6). Without a sink the report is dropped, so a tool
-// never needs to know how it was called.
+// stream it (docs/design.md §6). Without a sink the report is dropped, so a
+// tool never needs to know how it was called.
 package tools

@@ -72,7 +72,8 @@ func WithDeadline(d time.Duration) Option {
 
 // WithRequiredCapabilities names the client capabilities the tool needs, such
 // as "sampling". The server answers -32021 to a call whose request did not
-// declare them (DESIGN §5), before the tool runs. Repeated names are kept once.
+// declare them (docs/design.md §5), before the tool runs. Repeated names are
+// kept once.
 func WithRequiredCapabilities(names ...string) Option {
 	return func(c *config) {
 		for _, n := range names {

@@ -9,8 +9,8 @@ import (
 // ProgressFunc receives a tool's progress reports: progress increases with
 // every call; total is nil when unknown; message may be empty. The server
 // turns each into a notifications/progress on the request's SSE stream
-// (DESIGN §6). Calls are serialized and in increasing order; fn must not call
-// [ReportProgress] itself. total is fn's own copy.
+// (docs/design.md §6). Calls are serialized and in increasing order; fn must
+// not call [ReportProgress] itself. total is fn's own copy.
 type ProgressFunc func(progress float64, total *float64, message string)
 
 type progressKey struct{}

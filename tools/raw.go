@@ -26,8 +26,8 @@ import (
 type RawHandler func(ctx context.Context, arguments protocol.RawJSON) (*protocol.CallToolResult, error)
 
 // NewRaw returns a tool whose input schema is the JSON Schema 2020-12 document
-// inputSchema (DESIGN §6). The bytes are copied and kept as they are — not
-// compacted, not reordered — in [Tool.Definition], so the client sees the
+// inputSchema (docs/design.md §6). The bytes are copied and kept as they are —
+// not compacted, not reordered — in [Tool.Definition], so the client sees the
 // author's schema exactly. The root must be an object schema with
 // "type":"object"; the document must be strict JSON; any `$ref` outside the
 // document (a URL or a file) makes NewRaw fail, as does an invalid schema.

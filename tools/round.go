@@ -153,7 +153,7 @@ func (r *Round) answer(key string) (raw protocol.RawJSON, fresh, ok bool) {
 		return raw, false, true
 	}
 	// Looked up in place, not decoded into a map: a retry carries few
-	// answers, and a map of them cost six allocations.
+	// answers, and a map of them cost several allocations a round.
 	raw, ok = strictjson.Member(r.Responses, key)
 	return raw, true, ok
 }

@@ -41,9 +41,9 @@ func TestSchemaRefused(t *testing.T) {
 		// (2026-07-28 lets structuredContent be any JSON value).
 		inputOnly bool
 	}{
-		{"file ref", "DESIGN §6: no $ref is fetched; the default FileLoader would read the file",
+		{"file ref", "docs/design.md §6: no $ref is fetched; the default FileLoader would read the file",
 			`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`, false},
-		{"https ref", "DESIGN §6: no network $ref", `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`, false},
+		{"https ref", "docs/design.md §6: no network $ref", `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`, false},
 		{"relative ref", "a relative ref resolves to another URL, also refused", `{"type":"object","properties":{"x":{"$ref":"other.json"}}}`, false},
 		{"custom metaschema", "an unknown $schema would have to be loaded", `{"$schema":"https://example.com/meta","type":"object"}`, false},
 		{"no type", "MCP requires an input schema's root to say type object", `{"properties":{}}`, true},

@@ -8,11 +8,11 @@ import (
 )
 
 // WithScopes names the OAuth scopes a caller needs, all of them, to call
-// the tool and to see it in tools/list (DESIGN §6). A tools/call from a
-// caller without them is answered 403 insufficient_scope naming every
-// scope the call needs, before the tool runs; tools/list leaves the tool
-// out of that caller's pages, which are then marked cacheScope "private"
-// (spec: tools/list may vary by the request's authorization).
+// the tool and to see it in tools/list (docs/design.md §6). A tools/call
+// from a caller without them is answered 403 insufficient_scope naming
+// every scope the call needs, before the tool runs; tools/list leaves
+// the tool out of that caller's pages, which are then marked cacheScope
+// "private" (spec: tools/list may vary by the request's authorization).
 //
 // Each scope must be an RFC 6749 §3.3 scope token (printable ASCII without
 // space, '"' or '\'), or [New] fails. Repeated scopes are kept once. A

@@ -9,8 +9,8 @@ import (
 )
 
 // TestScopes: WithScopes keeps each scope once, in order; Scopes is a copy;
-// RequireScopes adds to a copy and leaves the tool as it was (DESIGN §6:
-// tools may require scopes).
+// RequireScopes adds to a copy and leaves the tool as it was
+// (docs/design.md §6: tools may require scopes).
 func TestScopes(t *testing.T) {
 	t.Parallel()
 	tool := tools.Must(tools.New("files", "Reads files.", echo, tools.WithScopes("files:read", "files:read", "files:list")))

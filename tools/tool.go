@@ -79,7 +79,7 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 		return nil, nil, err
 	}
 	if description == "" {
-		return nil, nil, fmt.Errorf("tools: tool %q: empty description (DESIGN §6: every tool has one)", name)
+		return nil, nil, fmt.Errorf("tools: tool %q: empty description (docs/design.md §6: every tool has one)", name)
 	}
 	if nilFn {
 		return nil, nil, fmt.Errorf("tools: tool %q: nil handler", name)
@@ -139,8 +139,8 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 	return t, c, nil
 }
 
-// checkName enforces ^[A-Za-z0-9_.-]{1,128}$ (DESIGN §6), byte by byte: the
-// set is ASCII, so no regexp is needed.
+// checkName enforces ^[A-Za-z0-9_.-]{1,128}$ (docs/design.md §6), byte by
+// byte: the set is ASCII, so no regexp is needed.
 func checkName(name string) error {
 	if len(name) == 0 || len(name) > 128 {
 		return fmt.Errorf("tools: invalid tool name %q: must be 1 to 128 characters", name)

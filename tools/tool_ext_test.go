@@ -30,7 +30,7 @@ func TestNames(t *testing.T) {
 		_, errRaw := tools.NewRaw(tt.name, "d", []byte(`{"type":"object"}`), echoRaw)
 		_, errTyped := tools.New(tt.name, "d", echo)
 		if (errRaw == nil) != tt.ok || (errTyped == nil) != tt.ok {
-			t.Errorf("name %.20q: raw err %v, typed err %v, want ok=%v (DESIGN §6: ^[A-Za-z0-9_.-]{1,128}$)", tt.name, errRaw, errTyped, tt.ok)
+			t.Errorf("name %.20q: raw err %v, typed err %v, want ok=%v (docs/design.md §6: ^[A-Za-z0-9_.-]{1,128}$)", tt.name, errRaw, errTyped, tt.ok)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // New returns a typed tool: fn receives the arguments decoded into In and
-// its Out becomes the result (DESIGN §6).
+// its Out becomes the result (docs/design.md §6).
 //
 // The input schema is inferred from In, which must be a struct or a map with
 // string keys, because MCP requires the input schema's root to be an object.

@@ -13,7 +13,7 @@ import (
 // The demo tool set: one tool per thing worth showing — a raw tool, a typed
 // tool with structured output, a long call that honours cancellation, a
 // call that asks the user a question (a multi-round-trip call), and each of
-// the three failure paths of DESIGN §5 (a tool error, a tool panic
+// the three failure paths of docs/design.md §5 (a tool error, a tool panic
 // contained by the tool runner, a fault after the tool returned contained
 // by the supervisor).
 

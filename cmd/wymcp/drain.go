@@ -13,10 +13,10 @@ import (
 	"github.com/wymcp/wymcp"
 )
 
-// The stop on SIGTERM: the drain of DESIGN §6a, with the parts that need
-// the listener and the connections, which the library cannot own (a
-// wymcp.Server is a handler). The timeline, with D = -drain-delay and
-// T = -shutdown-timeout:
+// The stop on SIGTERM: the drain of docs/design.md §6a, with the parts
+// that need the listener and the connections, which the library cannot
+// own (a wymcp.Server is a handler). The timeline, with D = -drain-delay
+// and T = -shutdown-timeout:
 //
 //	t = 0      The server is a lame duck: /readyz answers 503 and every
 //	           answer carries "Connection: close" (the MCP endpoint sets it

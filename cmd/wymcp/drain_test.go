@@ -360,11 +360,12 @@ func TestDrainFlags(t *testing.T) {
 // -shutdown-timeout (drain.go).
 const cutText = "The call was cut short: the server is shutting down"
 
-// TestShutdownCutsCallsPastTimeout is issue 28's call cut with no answer:
-// calls that outlive -shutdown-timeout are answered, not cut off — 200 with
-// the id and an isError result saying the server is shutting down, as the
-// JSON body or as the last event of the call's progress stream — and run
-// returns nil (exit 0), since every call admitted was answered.
+// TestShutdownCutsCallsPastTimeout is the shutdown cut (docs/design.md
+// §6a): calls that outlive -shutdown-timeout are answered, not cut off —
+// 200 with the id and an isError result saying the server is shutting
+// down, as the JSON body or as the last event of the call's progress
+// stream — and run returns nil (exit 0), since every call admitted was
+// answered.
 func TestShutdownCutsCallsPastTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond

@@ -12,8 +12,8 @@ import (
 // connection the kernel has accepted but the program has not, and a proxy
 // may already have sent a call on one: nginx, behind which each call to a
 // draining replica opens a new connection, reports "Connection reset by
-// peer" and answers 502 (measured: 32 calls lost at once, with 400 clients
-// on a loaded 2-core machine). So, before the close:
+// peer" and answers 502 (deploy/nginx/README.md counts the calls lost
+// that way). So, before the close:
 //
 //   - the backlog shrinks to 0 (listen(2) again on the listening socket):
 //     while a connection waits in the queue, the kernel drops new SYNs, and

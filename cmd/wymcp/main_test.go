@@ -154,7 +154,8 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestDemoTools calls each demo tool once: each shows one DESIGN §5 row.
+// TestDemoTools calls each demo tool once: each shows one docs/design.md
+// §5 row.
 func TestDemoTools(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -199,7 +200,7 @@ func TestDemoTools(t *testing.T) {
 }
 
 // TestToolsDescribed checks that every tool of every page of tools/list has
-// a description and an object input schema (DESIGN §6).
+// a description and an object input schema (docs/design.md §6).
 func TestToolsDescribed(t *testing.T) {
 	t.Parallel()
 	s := start(t)

@@ -88,7 +88,7 @@ func (h *recordingHandler) find(msg string) []map[string]string {
 
 // TestTelemetryOTLP sends real traffic through the real OTLP exporters to an
 // OTLP receiver on the loopback and checks what a collector would receive
-// (DESIGN §7): span names and attributes, the parent from
+// (docs/design.md §7): span names and attributes, the parent from
 // params._meta with the HTTP context linked, status Error iff error.type,
 // the exception event of a contained panic with its whole stack, the
 // rejection record, and mcp.server.operation.duration.

@@ -12,8 +12,9 @@ import (
 // toolSets names the tool sets the binary can serve (the -tools flag). Each
 // entry builds its tools afresh, so that a set is only built when chosen and
 // a bad tool fails start-up with its error instead of a panic at init
-// (STYLE: no init side effects). "conformance" serves the fixtures of the
-// official MCP conformance suite (conformance/run.sh).
+// (nothing is built as a side effect of importing the package).
+// "conformance" serves the fixtures of the official MCP conformance suite
+// (conformance/run.sh).
 var toolSets = map[string]func() ([]*tools.Tool, error){
 	"demo":        demoTools,
 	"conformance": conformanceTools,

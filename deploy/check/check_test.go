@@ -43,10 +43,11 @@ func deployDir(t *testing.T) string {
 	return d
 }
 
-// The drain's numbers (DESIGN §6a, cmd/wymcp/drain.go): the defaults of
-// -drain-delay and -shutdown-timeout, and the longest call: the default
-// tool deadline and its grace. A stop takes at most drain delay + shutdown
-// timeout, and the shutdown timeout must cover the longest call.
+// The drain's numbers (docs/design.md §6a, cmd/wymcp/drain.go): the
+// defaults of -drain-delay and -shutdown-timeout, and the longest call:
+// the default tool deadline and its grace. A stop takes at most drain
+// delay + shutdown timeout, and the shutdown timeout must cover the
+// longest call.
 const (
 	defaultDrainDelay      = 5 * time.Second
 	defaultShutdownTimeout = 65 * time.Second

@@ -1,5 +1,5 @@
 // Package collector checks, end to end, what a real OpenTelemetry Collector
-// receives from the real cmd/wymcp binary (DESIGN §7).
+// receives from the real cmd/wymcp binary (docs/design.md §7).
 //
 // TestCollector builds the collector with scripts/otelcol/build.sh (cached),
 // starts it on loopback ports with OTLP receivers (gRPC and HTTP) and file

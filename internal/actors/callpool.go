@@ -14,9 +14,10 @@ import (
 // workers for the next burst.
 //
 // It replaces an actor spawned (and stopped) per call: the same isolation
-// and the same supervision, without the spawn's ~26 allocations, registry
-// insert and lifecycle messages on every request (bench/: the spawn was
-// ~10% of the server's CPU at 16 connections).
+// and the same supervision, without the spawn's allocations, registry
+// insert and lifecycle messages on every request, which under load were a
+// large share of the server's CPU (bench/README.md, "Numbers behind the
+// code's comments").
 //
 // The idle workers are kept in shards (see shards.go). A call takes from a
 // random shard and, when that one is empty, from the first other shard that

@@ -4,9 +4,9 @@ import "time"
 
 // pooledDispatcher runs mailboxes on a pool of parked goroutines instead of
 // protoactor's default `go fn()` per idle→busy transition. A reused
-// goroutine keeps its grown stack: the default dispatcher spent ~25% of CPU
-// in runtime.newstack/copystack, and a pooled one halved the round trip
-// (3.2 vs 7.8 µs, DESIGN §9).
+// goroutine keeps its grown stack, so the stack growth the default
+// dispatcher paid per burst is gone and the round trip is shorter
+// (bench/README.md, "Numbers behind the code's comments").
 //
 // Workers are not bounded: a mailbox that blocks (a tool that sleeps) holds
 // its goroutine, and every other mailbox must still get one. The in-flight

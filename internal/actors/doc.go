@@ -1,5 +1,5 @@
 // Package actors runs the methods of the surface on protoactor-go actors,
-// per DESIGN §4.
+// per docs/design.md §4.
 //
 // The HTTP front (internal/transport) parses and classifies in the request
 // goroutine, then asks this package (System.Ask) and gets a Reply back, a
@@ -40,7 +40,7 @@
 //
 // The reply is kept in the Call, not sent on a protoactor Future: a Future
 // cannot be cancelled by a context and costs a registry entry and a timer
-// per request (DESIGN §9), and since the worker runs on the requester's
-// goroutine the reply is almost always there when Send returns; a channel
-// is made only when the requester must wait.
+// per request (docs/design.md §9), and since the worker runs on the
+// requester's goroutine the reply is almost always there when Send
+// returns; a channel is made only when the requester must wait.
 package actors

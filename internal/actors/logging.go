@@ -8,8 +8,8 @@ import (
 // levelFloor passes only records at or above min to h. protoactor logs at
 // Info on every supervised failure ("[ACTOR] Recovering") and on dead
 // letters; under a panic storm that is a log line per request, so its
-// logger is held at Warn (DESIGN §4) while our own fault records, at Error,
-// carry what an operator needs.
+// logger is held at Warn (docs/design.md §4) while our own fault records,
+// at Error, carry what an operator needs.
 type levelFloor struct {
 	h   slog.Handler
 	min slog.Level

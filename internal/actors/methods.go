@@ -182,7 +182,7 @@ var (
 
 // callTool is the tools/call method. Unknown tool, a missing or non-string
 // name and non-object arguments are protocol errors (-32602, HTTP 200); all
-// that happens inside the tool is a result (DESIGN §5).
+// that happens inside the tool is a result (docs/design.md §5).
 func (t *tables) callTool(c *Call) Reply {
 	req := c.Request
 	if c.Tool == nil {

@@ -4,8 +4,8 @@ import "github.com/wymcp/wymcp/internal/wire"
 
 // Reply is what a method answered, as a value: the encoded result object
 // or the error, and what telemetry needs to know. It carries no id and no
-// envelope; the HTTP edge wraps every reply, and writes it (DESIGN §3
-// stage 8).
+// envelope; the HTTP edge wraps every reply, and writes it
+// (docs/design.md §3 stage 8).
 type Reply struct {
 	// Result is the result object's JSON text; nil when Err is set.
 	Result []byte
@@ -27,5 +27,5 @@ func (r Reply) Code() wire.Code {
 }
 
 // internalError is the reply to a contained fault: a fixed message, never
-// the crash reason (DESIGN §5).
+// the crash reason (docs/design.md §5).
 var internalError = Reply{Err: wire.NewError(wire.CodeInternalError)}

@@ -7,8 +7,9 @@ import (
 
 // Every tools/call enters and leaves two shared structures, the call pool
 // and the watchdog. Behind one mutex each, calls on different cores take
-// turns and bounce its cache line between them (measured with two cores:
-// ~5% of the CPU, and more cores would only wait longer). So each is split
+// turns and bounce its cache line between them, a cost already visible
+// with two cores that more cores would only make longer (bench/README.md,
+// "Numbers behind the code's comments"). So each is split
 // into shards, a call picks one at random, and the shards are padded so
 // that two never share a cache line.
 

@@ -10,11 +10,12 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// containment is the supervisor strategy of DESIGN §4. On a child's failure
-// it answers the failing call -32603 with its id, records the crash reason
-// on the call's span and the log, then restarts the child: a method worker,
-// or a tools/call worker, which goes back to its pool. Restarting a stateless
-// worker loses nothing and clears whatever the fault may have left behind.
+// containment is the supervisor strategy of docs/design.md §4. On a child's
+// failure it answers the failing call -32603 with its id, records the crash
+// reason on the call's span and the log, then restarts the child: a method
+// worker, or a tools/call worker, which goes back to its pool. Restarting a
+// stateless worker loses nothing and clears whatever the fault may have left
+// behind.
 //
 // Unlike protoactor's OneForOne it keeps no restart statistics: a method
 // is never stopped for good, whatever the fault rate, because a server that

@@ -20,8 +20,8 @@ import (
 const maxIdleCallWorkers = 1024
 
 // deadlineGrace is how long past a tool's deadline the front waits before
-// answering for a tool that ignores its context (DESIGN §4: nothing holds a
-// reply forever).
+// answering for a tool that ignores its context (docs/design.md §4: nothing
+// holds a reply forever).
 const deadlineGrace = time.Second
 
 // methodFunc answers one call. It runs inside an actor; a panic in it is
@@ -88,8 +88,8 @@ func New(cfg *config.Server) (*System, error) {
 	// tools/list the work is copying bytes; for tools/call it is the tool,
 	// which may block, but each call leases a worker of its own (callPool),
 	// so a blocked tool holds only its own request. The hand-off to another
-	// goroutine cost ~1 µs and two context switches per call and made the
-	// tail under load (bench/). The supervisor, whose work is spawning and
+	// goroutine cost two context switches per call and made the tail under
+	// load (bench/README.md). The supervisor, whose work is spawning and
 	// restarting, gets goroutines from a pooled dispatcher.
 	inline := actor.NewSynchronizedDispatcher(300)
 	dispatcher := newPooledDispatcher(300, 30*time.Second)

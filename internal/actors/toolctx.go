@@ -15,8 +15,8 @@ import (
 // bounded by the tool's deadline, built without a timer.
 //
 // context.WithTimeout costs a timer, a cancelCtx registered with its parent
-// and a done channel: five allocations and ~0.5 µs per call, and most tools
-// never wait on Done (they compute, or poll Err). So Deadline and Err answer
+// and a done channel, each allocated on every call, and most tools never
+// wait on Done (they compute, or poll Err). So Deadline and Err answer
 // from the clock, and the first call to Done — a tool that selects on it,
 // or derives a context for an outbound call — builds the real timer
 // context, to which everything is delegated from then on. Either way the

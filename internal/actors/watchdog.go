@@ -11,8 +11,8 @@ import (
 // watchdogTick past its deadline.
 const watchdogTick = 100 * time.Millisecond
 
-// watchdog answers for tools that ignore their deadline (DESIGN §4: nothing
-// holds a reply forever). A tool that honours its context answers by
+// watchdog answers for tools that ignore their deadline (docs/design.md §4:
+// nothing holds a reply forever). A tool that honours its context answers by
 // itself; one that does not is answered for deadlineGrace past its deadline,
 // and its own answer, when it comes, is dropped.
 //
@@ -22,8 +22,9 @@ const watchdogTick = 100 * time.Millisecond
 // scanned every watchdogTick. The goroutine sleeps without a ticker only
 // once a scan finds every list empty, and only the first call after that
 // wakes it: under load, when the lists empty and fill between every two
-// calls, waking it each time would cost a context switch per call
-// (measured: the p99 at 256 connections grew tenfold).
+// calls, waking it each time would cost a context switch per call, and
+// the tail under load grew by an order of magnitude (bench/README.md,
+// "Where the time goes").
 type watchdog struct {
 	shards []watchShard
 	// sleeping: run waits on wake. Set by run, cleared by the one watch

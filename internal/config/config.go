@@ -66,9 +66,10 @@ type Server struct {
 	Auth *Auth
 }
 
-// Auth is the authentication stage's configuration (DESIGN §3 stage 3):
-// wymcp.AuthOptions after checking, with the embedder's Authenticator
-// adapted to the internal types (transport cannot import the facade).
+// Auth is the authentication stage's configuration (docs/design.md §3
+// stage 3): wymcp.AuthOptions after checking, with the embedder's
+// Authenticator adapted to the internal types (transport cannot import
+// the facade).
 type Auth struct {
 	// Authenticate runs the embedder's authenticator and returns the
 	// caller, or why not. It may panic: the stage contains it.
@@ -83,7 +84,7 @@ type Auth struct {
 }
 
 // RefusalKind is the kind of an authenticator's refusal; each has its
-// status and challenge (DESIGN §5).
+// status and challenge (docs/design.md §5).
 type RefusalKind uint8
 
 // The refusal kinds, one per wymcp.AuthCode.

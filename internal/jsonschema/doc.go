@@ -4,8 +4,8 @@
 // It is wymcp's own, for one reason: a validator's compiled meta-schemas
 // are live heap that every garbage collection marks, for the life of the
 // process. The library wymcp used before (santhosh-tekuri/jsonschema/v6)
-// compiles five drafts' meta-schemas in its package init, about 400 KiB,
-// and that was the largest cause of wymcp's p99 latency excess over a bare
+// compiles five drafts' meta-schemas in its package init, and that heap
+// was the largest cause of wymcp's p99 latency excess over a bare
 // net/http handler (bench/README.md, "Where the tail comes from"). Here the
 // meta-schema is code (keywords.go), which costs no heap at all.
 //
@@ -20,9 +20,10 @@
 //   - References: "$ref", "$dynamicRef", "$anchor", "$dynamicAnchor" and
 //     embedded resources with "$id" resolve within the one document. Every
 //     other URL is refused at compile time: nothing is ever fetched
-//     (DESIGN §6), not even the standard meta-schemas. Every reference
-//     must resolve, also one in a schema nothing uses. A reference cycle
-//     that never reaches into the value ({"$ref": "#"}) is a failure.
+//     (docs/design.md §6), not even the standard meta-schemas. Every
+//     reference must resolve, also one in a schema nothing uses. A
+//     reference cycle that never reaches into the value ({"$ref": "#"}) is
+//     a failure.
 //   - Numbers in the schema keep their exact decimal value; one with an
 //     exponent beyond ±1,000,000, which big.Rat will not expand, is
 //     refused at compile time rather than compared inexactly. An instance

@@ -6,7 +6,7 @@ import "strings"
 // The reference resolves against the schema's base URI and must land in
 // this document: in a resource it holds (the root, or a subschema with
 // "$id"), at a JSON pointer or an anchor. Anything else would need a fetch,
-// and wymcp never fetches a schema (DESIGN §6).
+// and wymcp never fetches a schema (docs/design.md §6).
 func (k *keywords) reference(kw string) *node {
 	ref, ok := k.obj[kw].(string)
 	if !ok || k.err != nil {
@@ -34,7 +34,7 @@ func (k *keywords) target(kw, ref string) (string, bool) {
 	u.Fragment, u.RawFragment = "", ""
 	res, ok := k.c.resources[u.String()]
 	if !ok {
-		k.fail(kw, "%q is outside this document; wymcp never loads a schema from anywhere (DESIGN §6)", ref)
+		k.fail(kw, "%q is outside this document; wymcp never loads a schema from anywhere (docs/design.md §6)", ref)
 		return "", false
 	}
 	switch {

@@ -1,7 +1,7 @@
-// Package telemetry records what the server does, per DESIGN §7: one
-// OpenTelemetry SERVER span per message, named and attributed by the MCP
-// semantic conventions; the rejections of the request path; the faults the
-// server contained, with their full stacks; the rounds of a
+// Package telemetry records what the server does, per docs/design.md §7:
+// one OpenTelemetry SERVER span per message, named and attributed by the
+// MCP semantic conventions; the rejections of the request path; the faults
+// the server contained, with their full stacks; the rounds of a
 // multi-round-trip call, joined by wymcp.call.id and numbered by
 // wymcp.call.round, an input_required round marked, not failed; and the
 // metrics mcp.server.operation.duration, wymcp.rejections and calls in

@@ -8,10 +8,10 @@ import (
 // logInterval is how often a Limiter lets a record through.
 const logInterval = time.Second
 
-// Limiter throttles one kind of log record (DESIGN §7): the first record
-// of an interval is written, the ones after it within logInterval are
-// counted and left out, and the next one written says how many were. A
-// storm of one cause (an authorization server that is down, a tool that
+// Limiter throttles one kind of log record (docs/design.md §7): the first
+// record of an interval is written, the ones after it within logInterval
+// are counted and left out, and the next one written says how many were.
+// A storm of one cause (an authorization server that is down, a tool that
 // panics on every call) then costs the log one record a second instead of
 // one per request, each fault's with a stack of kilobytes, while the span
 // of every request still carries the whole story.

@@ -88,7 +88,7 @@ func (r *records) all() []map[string]string {
 	return append([]map[string]string(nil), r.recs...)
 }
 
-// TestFaultLogThrottled is issue 28's log amplification: 200 tool panics
+// TestFaultLogThrottled: a fault cannot amplify the log. 200 tool panics
 // in a burst log one record with its stack, not 200; a supervisor fault in
 // the same burst is logged too (each containment has its own limit); the
 // first tool fault after the interval is logged with its stack and the

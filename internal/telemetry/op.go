@@ -96,7 +96,7 @@ func (op *Op) SetCall(id string, round int) {
 func (op *Op) InputRequired() { op.inputRequired = true }
 
 // Reject records a rejection on the span and the rejections counter:
-// stage names the request-path stage that answered (DESIGN §3).
+// stage names the request-path stage that answered (docs/design.md §3).
 func (op *Op) Reject(ctx context.Context, stage string, status int, code wire.Code) {
 	op.o.Reject(ctx, stage, status, code)
 	if op.span.IsRecording() {

@@ -20,9 +20,9 @@ import (
 // back within the second an overloaded server asks for.
 const authRetryAfterSeconds = "5"
 
-// authStage is stage 3 of DESIGN §3: the embedder's authenticator, then
-// the scopes the request needs. Everything it compares against is built
-// once, in New.
+// authStage is stage 3 of docs/design.md §3: the embedder's
+// authenticator, then the scopes the request needs. Everything it
+// compares against is built once, in New.
 type authStage struct {
 	run      func(context.Context, *http.Request) (*caller.Identity, *config.AuthRefusal)
 	metadata string   // resource_metadata for the challenges; "" for none

@@ -6,8 +6,9 @@ import (
 	"net/http"
 )
 
-// The drain of DESIGN §4 and §6a, in two steps that the server's owner
-// times (wymcp.Server.Drain and Shutdown, cmd/wymcp's stop):
+// The drain of docs/design.md §4 and §6a, in two steps that the
+// server's owner times (wymcp.Server.Drain and Shutdown, cmd/wymcp's
+// stop):
 //
 //  1. BeginDrain: the lame duck. Requests are still admitted and answered,
 //     but every answer says "Connection: close", so each keep-alive
@@ -101,8 +102,8 @@ func (h *Handler) StopAdmitting(ctx context.Context) error {
 // Readiness returns the readiness endpoint's handler: 200 "ready" until the
 // lame duck begins, 503 "draining" from then on, to GET and HEAD (405 to
 // anything else). It reads one flag and never reaches the request path of
-// DESIGN §3: no Host or Origin check (a kubelet probes with Host set to
-// the pod's address), no authentication, no span, no metric.
+// docs/design.md §3: no Host or Origin check (a kubelet probes with Host
+// set to the pod's address), no authentication, no span, no metric.
 func (h *Handler) Readiness() http.Handler { return readiness{h} }
 
 type readiness struct{ h *Handler }

@@ -45,8 +45,8 @@ func replyEnvelope(id wire.ID, r actors.Reply) envelope {
 	return envelope{id: id.JSON(), body: r.Result}
 }
 
-// errorEnvelope frames a JSON-RPC error for id (DESIGN §5: the id is echoed
-// when it could be read, null otherwise).
+// errorEnvelope frames a JSON-RPC error for id (docs/design.md §5: the id
+// is echoed when it could be read, null otherwise).
 func errorEnvelope(id wire.ID, e *wire.Error) envelope {
 	return envelope{id: id.JSON(), isError: true, body: wire.AppendErrorObject(make([]byte, 0, 96), e)}
 }

@@ -26,14 +26,14 @@ func (h *Handler) resolveTool(req *wire.Request) toolRef {
 	return toolRef{tool: tool, name: name, ok: ok}
 }
 
-// checkFields is stage 5 past the body (DESIGN §3), in DESIGN §5's row
-// order: the MCP headers against the body (-32020), the tool the call
-// names and its Mcp-Param-* headers (-32020), the revision (-32022) and the
-// tool's client capabilities (-32021). Every rule is wire's; this is their
-// order. ref is the tool the call names (its tool nil when unknown: the
-// method answers that); the span is named for it only once the headers
-// agree with the body, so a call refused for its headers is recorded
-// under the method alone.
+// checkFields is stage 5 past the body (docs/design.md §3), in
+// docs/design.md §5's row order: the MCP headers against the body (-32020),
+// the tool the call names and its Mcp-Param-* headers (-32020), the
+// revision (-32022) and the tool's client capabilities (-32021). Every rule
+// is wire's; this is their order. ref is the tool the call names (its tool
+// nil when unknown: the method answers that); the span is named for it only
+// once the headers agree with the body, so a call refused for its headers
+// is recorded under the method alone.
 func (h *Handler) checkFields(r *http.Request, req *wire.Request, ref toolRef, op *telemetry.Op) *rejection {
 	if perr := wire.CheckHeaders(r.Header, req); perr != nil {
 		return reject(StageProtocol, http.StatusBadRequest, perr)

@@ -79,7 +79,7 @@ var (
 		wire.Errorf(wire.CodeInternalError, "Server shutting down: retry later")).with("Retry-After", retryAfterSeconds)
 )
 
-// ServeHTTP runs the request path of DESIGN §3.
+// ServeHTTP runs the request path of docs/design.md §3.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Stage 1: the wire.
 	if rej := h.checkWire(r); rej != nil {
@@ -95,8 +95,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stages are split at their defers so that Go open-codes them: a function
 // with a defer and more than a handful of returns gets the runtime's defer
 // records instead, and every request ran through deferreturn and its panic
-// machinery (bench/footprint.sh, medians of three: 598 → 541 L1
-// instruction-cache misses a tools/call).
+// machinery, code that a core whose caches other work emptied fetches
+// again (bench/footprint.sh; bench/README.md has the measurement).
 func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound) {
 	body, err := h.readBody(w, r, in)
 	if err != nil {
@@ -212,8 +212,8 @@ func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *htt
 // exchange is the state of one classified message past stage 2: its
 // telemetry record, its call and, for a tools/call, its responder. They
 // live and die together, so they are one allocation instead of three
-// (bench/: every allocation on this path is paid per request, and the
-// garbage collector's work follows them).
+// (every allocation on this path is paid per request, and the garbage
+// collector's work follows them).
 type exchange struct {
 	op   telemetry.Op
 	call actors.Call
@@ -285,11 +285,12 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, status int, e envelope) {
 
 // replyStatus is the HTTP status of a method's reply: 200, so that a client
 // that treats every other status as a transport failure still reads the id
-// (DESIGN §5), except -32021, which the spec pins to 400 wherever it arises
-// (schema MissingRequiredClientCapabilityError: "the response status code
-// MUST be 400") — a multi-round-trip call that asks for input the client
-// did not declare it can give is refused by its method. On an SSE stream
-// the status has gone with the stream's start, and the error travels in it.
+// (docs/design.md §5), except -32021, which the spec pins to 400 wherever
+// it arises (schema MissingRequiredClientCapabilityError: "the response
+// status code MUST be 400") — a multi-round-trip call that asks for input
+// the client did not declare it can give is refused by its method. On an
+// SSE stream the status has gone with the stream's start, and the error
+// travels in it.
 func replyStatus(r actors.Reply) int {
 	if r.Err != nil && r.Err.Code == wire.CodeMissingRequiredClientCapability {
 		return http.StatusBadRequest

@@ -142,8 +142,8 @@ func acceptsAnswer(values []string) bool { return accepts(values, answerTypes) }
 // compared without case, parameters ignored). Every list it is given
 // includes text/event-stream, so the header as nearly every client sends
 // it, acceptBoth, is told by one comparison: splitting and folding it ran
-// through about 25 lines of code a request, more than the rest of the wire
-// stage (bench/footprint.sh).
+// through more code a request than the rest of the wire stage
+// (bench/footprint.sh; bench/README.md has the count).
 func accepts(values, types []string) bool {
 	if len(values) == 1 && values[0] == acceptBoth {
 		return true

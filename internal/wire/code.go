@@ -3,7 +3,8 @@ package wire
 import "strconv"
 
 // Code is a JSON-RPC error code. The catalogue below is the whole set wymcp
-// emits (DESIGN §5); there is no CodeOK because success is not an error.
+// emits (docs/design.md §5); there is no CodeOK because success is not an
+// error.
 type Code int32
 
 // The JSON-RPC 2.0 codes and the three codes of MCP 2026-07-28 (basic/index.mdx,

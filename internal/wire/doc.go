@@ -2,8 +2,9 @@
 // tools-only server: it classifies one JSON-RPC message (Parse), reads its
 // params and `_meta` envelope (ParseRequest), holds every header rule of
 // SEP-2243 (CheckHeaders, CheckParamHeaders) and the version and capability
-// checks, the error catalogue of DESIGN §5 (Code, Error), and the encoders of
-// the objects answers are made of (a tools/call result, an error).
+// checks, the error catalogue of docs/design.md §5 (Code, Error), and the
+// encoders of the objects answers are made of (a tools/call result, an
+// error).
 //
 // It is pure: no I/O, no goroutines, no package state that changes. The HTTP
 // edge (internal/transport) calls it and frames what it returns; the

@@ -15,10 +15,10 @@ import (
 //
 // Why by hand, for bytes made once: the encoder compiles, for each type it
 // meets, a program it keeps for the life of the process, and those of these
-// types were about 140 KB of the live heap, which every garbage collection
-// marks again; with one core, that work is taken from the requests in
-// flight, and it was a measurable part of the latency tail (bench/README.md,
-// "Where the tail comes from"). Only a tool's free-form _meta, when it has
+// types were live heap that every garbage collection marks again; with one
+// core, that work is taken from the requests in flight, and it was a
+// measurable part of the latency tail (bench/README.md, "Where the tail
+// comes from"). Only a tool's free-form _meta, when it has
 // one, still goes through the encoder.
 
 // AppendDiscoverResult appends r as a JSON object to dst.
@@ -273,9 +273,8 @@ func appendCompact(dst []byte, v RawJSON) ([]byte, error) {
 // answer (a result type, a tool's name, an echoed text) is printable ASCII
 // without a quote or a backslash, which needs no escape: that is copied
 // between quotes here, and only the rest goes to jsontext, whose quoting
-// runs through some twenty lines of code in two packages, fetched again by
-// every request on a core whose caches other work emptied
-// (bench/footprint.sh).
+// runs through code in two packages, fetched again by every request on a
+// core whose caches other work emptied (bench/footprint.sh).
 func appendQuote(dst []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {

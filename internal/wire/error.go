@@ -2,7 +2,7 @@ package wire
 
 // Error is a JSON-RPC error answer: a Code, a short Message for the wire and
 // an optional Data member. It is a value the request path returns; the HTTP
-// edge frames it with the request's id (DESIGN §5).
+// edge frames it with the request's id (docs/design.md §5).
 type Error struct {
 	Code    Code
 	Message string

@@ -25,14 +25,14 @@ const (
 // (net/http's Header converts to it without a copy).
 type Header = map[string][]string
 
-// CheckHeaders applies the header rules of DESIGN §5, in its row order:
-// MCP-Protocol-Version present and equal to the `_meta` version, Mcp-Method
-// present and equal to the method, Mcp-Name present and equal to params.name
-// (params.uri for resources/read) when the body has one. Each failure is
-// -32020. The Mcp-Param-* rows (which need the tool) and CheckVersion come
-// next; a header/body version mismatch is checked before the version is
-// judged because conformance requires -32020 for a mismatch even when the
-// body's version is also unsupported.
+// CheckHeaders applies the header rules of docs/design.md §5, in its row
+// order: MCP-Protocol-Version present and equal to the `_meta` version,
+// Mcp-Method present and equal to the method, Mcp-Name present and equal to
+// params.name (params.uri for resources/read) when the body has one. Each
+// failure is -32020. The Mcp-Param-* rows (which need the tool) and
+// CheckVersion come next; a header/body version mismatch is checked before
+// the version is judged because conformance requires -32020 for a mismatch
+// even when the body's version is also unsupported.
 func CheckHeaders(h Header, r *Request) *Error {
 	v, err := single(h, HeaderProtocolVersion)
 	if err != nil {
@@ -107,9 +107,9 @@ func single(h Header, key string) (string, *Error) {
 }
 
 // trimOWS trims spaces and tabs from both ends of s: strings.Trim(s, " \t")
-// without its general cutset code, five lines of code a request for what
-// is nearly always nothing to trim (bench/footprint.sh): net/http trims the
-// values it parses already.
+// without its general cutset code, which every request ran through for
+// what is nearly always nothing to trim (bench/footprint.sh): net/http
+// trims the values it parses already.
 func trimOWS(s string) string {
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
 		s = s[1:]
@@ -148,7 +148,7 @@ func headerError(msg string) *Error {
 }
 
 // CheckParamHeaders checks each x-mcp-header argument of a tool against its
-// Mcp-Param-<Name> header (SEP-2243; DESIGN §5: -32020 on any
+// Mcp-Param-<Name> header (SEP-2243; docs/design.md §5: -32020 on any
 // disagreement). The arguments are decoded only for tools that declare such
 // headers; arguments that are not an object are left to the method, which
 // answers -32602.
@@ -190,9 +190,9 @@ func lookup(args map[string]any, path []string) any {
 }
 
 // checkParamHeader compares one Mcp-Param-<Name> header with the argument it
-// mirrors (SEP-2243; DESIGN §5: -32020 on any disagreement). header is the
-// header's value with OWS trimmed and present says whether it was sent; arg
-// is the argument as decoded (nil when absent or null).
+// mirrors (SEP-2243; docs/design.md §5: -32020 on any disagreement). header
+// is the header's value with OWS trimmed and present says whether it was
+// sent; arg is the argument as decoded (nil when absent or null).
 //
 // An argument that is present requires the header; an absent or null one
 // requires its absence. Values are compared after Base64-sentinel decoding:

@@ -6,7 +6,7 @@ import (
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
-// Kind is what a message is, once classified (DESIGN §3 stage 2).
+// Kind is what a message is, once classified (docs/design.md §3 stage 2).
 type Kind uint8
 
 const (
@@ -33,8 +33,8 @@ type Message struct {
 
 // parsed is what Parse keeps of a message: the fields the scan found and
 // the Request ParseRequest builds from them. They live and die with the
-// message, so one object serves both (bench/: an allocation per request
-// saved, on the path every request takes).
+// message, so one object serves both: one allocation fewer, on the path
+// every request takes.
 type parsed struct {
 	fields fields
 	req    Request
@@ -51,7 +51,7 @@ type Scratch struct {
 	sc scanner
 }
 
-// Parse decodes and classifies one HTTP body (DESIGN §3 stage 2).
+// Parse decodes and classifies one HTTP body (docs/design.md §3 stage 2).
 //
 // On failure it returns the *Error to answer and the id when it could be
 // read (the zero ID otherwise): -32700 for anything that is not one strict

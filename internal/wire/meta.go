@@ -41,7 +41,7 @@ type RequestMeta struct {
 // clientCapabilities. It walks the object rather than decoding it into a
 // map: the up-front check of a tool's required capabilities and the check
 // of what a multi-round-trip call asks for run it per request, and the map
-// cost 7 allocations each time.
+// allocated every time.
 func (m *RequestMeta) HasCapability(name string) bool {
 	v, _ := strictjson.Member(m.ClientCapabilities, name)
 	return kindOf(v) == '{'
@@ -66,15 +66,14 @@ func (m *RequestMeta) ClientImplementation() protocol.Implementation {
 }
 
 // parseMeta validates the `_meta` envelope the scan found into m, which
-// must be zero (DESIGN §5: -32602, HTTP 400 on every failure). A
+// must be zero (docs/design.md §5: -32602, HTTP 400 on every failure). A
 // present-but-malformed optional key is as invalid as a missing required
 // one: clients that send it mean something by it.
 //
 // It fills m in place rather than returning a RequestMeta, and
 // ParseRequest fills its Request in place too: returned or built as values,
 // both were copied on every return path, code every request ran through
-// (bench/footprint.sh, medians: 541 → 498 L1 instruction-cache misses a
-// tools/call).
+// (bench/footprint.sh; bench/README.md has the measurement).
 func parseMeta(f *fields, m *RequestMeta) *Error {
 	if !f.metaObject {
 		return errNoMeta

@@ -168,8 +168,8 @@ func TestParseRequestRejects(t *testing.T) {
 }
 
 // TestCheckHeadersOrder: with several headers wrong, the first rule in
-// DESIGN §5's order answers; a version mismatch is -32020 even when the
-// body's version is also unsupported.
+// docs/design.md §5's order answers; a version mismatch is -32020 even
+// when the body's version is also unsupported.
 func TestCheckHeadersOrder(t *testing.T) {
 	t.Parallel()
 	req := request(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",`+meta+`}}`)

@@ -1,6 +1,7 @@
 package wire
 
-// The methods of the surface (DESIGN §1). Everything else is -32601/404.
+// The methods of the surface (docs/design.md §1). Everything else is
+// -32601/404.
 const (
 	MethodDiscover  = "server/discover"
 	MethodToolsList = "tools/list"
@@ -51,7 +52,8 @@ func (r *Request) CursorString() (string, bool) { return unquote(r.Cursor) }
 // RequestStateString returns params.requestState when it is a JSON string.
 func (r *Request) RequestStateString() (string, bool) { return unquote(r.RequestState) }
 
-// ParseRequest reads a request's params (DESIGN §3 stage 5, body side).
+// ParseRequest reads a request's params (docs/design.md §3 stage 5,
+// body side).
 //
 // A legacy initialize — one whose params carry no `_meta` protocol version —
 // is answered -32022 naming the supported versions and the version it asked
