@@ -17,11 +17,15 @@ import (
 //   - A body's buffer grows as its bytes arrive, never to the length the
 //     client declared before they do: a request that declares the maximum
 //     and sends nothing holds a few KiB, not the maximum.
-//   - Every buffer a body is given comes out of one byte budget shared by
-//     the requests being read; it is reserved before the bytes are read,
-//     and a request that cannot reserve is answered 503 at once. However
-//     many clients send large bodies, slowly or not, the bodies held at
-//     once stay within the budget.
+//   - Past its first firstChunk bytes, a body's buffer comes out of one
+//     byte budget shared by the requests being read; it is reserved before
+//     the bytes are read, and a request that cannot reserve is answered 503
+//     at once. However many clients send large bodies, slowly or not, the
+//     bodies held at once stay within the budget. The first chunk is not
+//     charged: it is of the order of what net/http itself holds for every
+//     connection, so it is bounded as the connections are, and a flood of
+//     large bodies that spends the budget never turns away the ordinary,
+//     small requests of everyone else.
 
 // inbound is a request's body and the space its message is parsed into.
 // Both are done with when ServeHTTP returns: the tool ran on the request's
@@ -130,15 +134,15 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, in *inbound) 
 }
 
 // readGrowing reads src to its end, or to want bytes when exact, into a
-// buffer that starts at firstChunk and doubles when full, each size
-// reserved from the budget before a byte is read into it. A buffer small
-// enough for the pool is kept in in for the next request.
+// buffer that starts at firstChunk and doubles when full, each size's
+// charge reserved from the budget before a byte is read into it. A buffer
+// small enough for the pool is kept in in for the next request.
 func (h *Handler) readGrowing(in *inbound, src io.Reader, want int64, exact bool) ([]byte, error) {
 	buf := in.body[:0]
 	for {
 		if len(buf) == cap(buf) {
 			size := nextSize(cap(buf), want)
-			if !h.reserve(in, size-cap(buf)) {
+			if !h.reserve(in, charged(size)-charged(cap(buf))) {
 				return nil, errBodyBudget
 			}
 			grown := make([]byte, len(buf), size)
@@ -168,6 +172,10 @@ func (h *Handler) readGrowing(in *inbound, src io.Reader, want int64, exact bool
 		}
 	}
 }
+
+// charged is what a buffer of capacity c takes from the budget: all but
+// its first chunk.
+func charged(c int) int { return max(c-firstChunk, 0) }
 
 // nextSize is the capacity a full buffer of capacity c grows to on the way
 // to want bytes: firstChunk first (but not under 512 bytes, so the pooled

@@ -62,9 +62,11 @@ func TestBodyGrowsAsItArrives(t *testing.T) {
 	}
 }
 
-// TestBodyBudget: the buffers of bodies being read come out of one budget;
-// a body that finds no room is refused before its bytes are read, and the
-// room comes back when a request ends.
+// TestBodyBudget: the buffers of bodies being read come out of one budget,
+// but for their first chunk; a body that finds no room for its next buffer
+// is refused before a byte past its first chunk is read, a small body is
+// read whatever is left of the budget, and the room comes back when a
+// request ends.
 func TestBodyBudget(t *testing.T) {
 	h := &Handler{maxBody: 1 << 20, bodyLimit: 64 << 10}
 	held := new(inbound)
@@ -76,8 +78,15 @@ func TestBodyBudget(t *testing.T) {
 	if err != errBodyBudget {
 		t.Fatalf("a body past the budget: err %v, want errBodyBudget", err)
 	}
-	if src.n != 0 {
-		t.Errorf("%d bytes were read before the body was refused", src.n)
+	if src.n > firstChunk {
+		t.Errorf("%d bytes were read before the body was refused, more than the first chunk", src.n)
+	}
+	for _, n := range []int64{300, firstChunk} {
+		small := new(inbound)
+		if got, err := h.readBody(httptest.NewRecorder(), bodyRequest(strings.NewReader(strings.Repeat("s", int(n))), n), small); err != nil || int64(len(got)) != n {
+			t.Errorf("a %d-byte body with the budget spent: %d bytes, err %v", n, len(got), err)
+		}
+		h.release(small)
 	}
 	h.release(held)
 	in := new(inbound)
