@@ -10,14 +10,11 @@ import (
 )
 
 // RawHandler runs a raw tool. arguments is params.arguments as sent, already
-// validated against the tool's input schema ({} when the request had none);
-// the handler must not modify it, and must not keep it past its return: it
-// is a slice of the request's body, whose buffer the server reuses once the
-// call is answered (copy what must outlive the call; a result may carry it,
-// as the result is encoded before the handler's caller returns). It may be
-// called concurrently. ctx is done
-// at the tool's deadline or when the client goes away; a handler that does
-// long work should watch it.
+// validated against the tool's input schema ({} when the request had none).
+// It is the handler's own copy, never memory the server reuses: the handler
+// may keep it, or parts of it, past its return. It may be called
+// concurrently. ctx is done at the tool's deadline or when the client goes
+// away; a handler that does long work should watch it.
 //
 // A nil result with a nil error is an empty result (content []). A result
 // with IsError set is the tool reporting its own failure, counted as
@@ -41,7 +38,9 @@ func NewRaw(name, description string, inputSchema []byte, fn RawHandler, opts ..
 		return nil, err
 	}
 	t.run = func(ctx context.Context, raw protocol.RawJSON) (*protocol.CallToolResult, bool, error) {
-		res, err := fn(ctx, raw)
+		// The server reads the request's body into a buffer it reuses for
+		// the next request; what a handler is given, it may keep.
+		res, err := fn(ctx, slices.Clone(raw))
 		if err != nil || res == nil || res.IsError || t.output == nil || res.StructuredContent == nil {
 			return res, false, err
 		}

@@ -33,8 +33,9 @@ import (
 // telemetry or a late answer keeps was copied out. So they are pooled, and
 // reused: they are the two largest allocations of a request, and the
 // garbage collector's work follows the bytes a request allocates.
-// A raw tool must not keep its arguments past its return (tools.RawHandler
-// says so); anything else that reads into the body copies first.
+// Nothing that reaches a tool is a slice of them: a raw tool gets its own
+// copy of its arguments (tools.RawHandler), a typed one values decoded from
+// them; anything else that reads into the body copies first.
 type inbound struct {
 	body    []byte
 	scratch wire.Scratch
