@@ -10,7 +10,9 @@ const logInterval = time.Second
 
 // Limiter throttles one kind of log record (docs/design.md §7): the first
 // record of an interval is written, the ones after it within logInterval
-// are counted and left out, and the next one written says how many were.
+// are counted and left out, and the next one written says how many were;
+// when none is written within an interval after them, Report says it once
+// that interval is over, so that a burst that then stops is still counted.
 // A storm of one cause (an authorization server that is down, a tool that
 // panics on every call) then costs the log one record a second instead of
 // one per request, each fault's with a stack of kilobytes, while the span
@@ -22,6 +24,10 @@ type Limiter struct {
 	// next is when the next record may be written, Unix nanoseconds.
 	next       atomic.Int64
 	suppressed atomic.Int64
+	// Report, when set, is called with the number of records held back
+	// that no written record has reported, logInterval after the first of
+	// them. Set it before the Limiter is used.
+	Report func(suppressed int64)
 }
 
 // Allow reports whether a record may be written at now, and how many
@@ -31,8 +37,18 @@ type Limiter struct {
 func (l *Limiter) Allow(now time.Time) (ok bool, suppressed int64) {
 	n := l.next.Load()
 	if now.UnixNano() < n || !l.next.CompareAndSwap(n, now.Add(logInterval).UnixNano()) {
-		l.suppressed.Add(1)
+		if l.suppressed.Add(1) == 1 && l.Report != nil {
+			time.AfterFunc(logInterval, l.flush)
+		}
 		return false, 0
 	}
 	return true, l.suppressed.Swap(0)
+}
+
+// flush reports the records held back that no written record reported
+// (Allow and flush each take the count whole: it is reported once).
+func (l *Limiter) flush() {
+	if n := l.suppressed.Swap(0); n > 0 {
+		l.Report(n)
+	}
 }

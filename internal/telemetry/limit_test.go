@@ -63,6 +63,37 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
+// TestLimiterReportsABurst: records held back after the last one written
+// are reported once their interval is over, when no written record has
+// reported them: a burst that stops is still counted, once.
+func TestLimiterReportsABurst(t *testing.T) {
+	t.Parallel()
+	reported := make(chan int64, 4)
+	l := Limiter{Report: func(n int64) { reported <- n }}
+	now := time.Now()
+	for range 5 {
+		l.Allow(now)
+	}
+	select {
+	case n := <-reported:
+		if n != 4 {
+			t.Errorf("reported %d held back, want 4", n)
+		}
+	case <-time.After(10 * logInterval):
+		t.Fatal("the burst was never reported")
+	}
+	// Held back, then reported by the next record written: not again.
+	l.Allow(now)
+	if ok, n := l.Allow(now.Add(logInterval)); !ok || n != 1 {
+		t.Fatalf("the next record: %v, %d; want true, 1", ok, n)
+	}
+	select {
+	case n := <-reported:
+		t.Errorf("reported %d again after a record carried it", n)
+	case <-time.After(2 * logInterval):
+	}
+}
+
 // records is a slog.Handler that keeps every record's message and
 // attributes.
 type records struct {

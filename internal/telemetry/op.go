@@ -168,6 +168,17 @@ type faultLogs struct {
 	supervisor, tool, authenticator, other Limiter
 }
 
+// init makes each of the fault logs' limiters report the faults it held
+// back that no later record reported (each span has them all).
+func (f *faultLogs) init(logger *slog.Logger) {
+	for where, l := range map[string]*Limiter{"supervisor": &f.supervisor, "tool": &f.tool, "authenticator": &f.authenticator, "other": &f.other} {
+		l.Report = func(n int64) {
+			logger.LogAttrs(context.Background(), slog.LevelError, "wymcp: contained faults not logged",
+				slog.String("containment", where), slog.Int64("suppressed", n))
+		}
+	}
+}
+
 // of returns the Limiter of the containment where.
 func (f *faultLogs) of(where string) *Limiter {
 	switch where {
@@ -299,11 +310,10 @@ func (op *Op) SetAuthRefusal(kind string) {
 
 // Unavailable records that a dependency the request needed could not be
 // reached (where names it: "authenticator"): an event on the span with the
-// error, and one slog record at Error with the trace and span ids.
-// suppressed counts the records of the same kind left out since the last
-// one: the caller throttles them with a Limiter, as Fault does its own (an
-// outage must not flood the log).
-func (op *Op) Unavailable(ctx context.Context, where string, err error, suppressed int64) {
+// error, and a slog record at Error with the trace and span ids, throttled
+// as Fault's are (an outage must not flood the log): the first of an
+// interval is written, the others counted and reported as "suppressed".
+func (op *Op) Unavailable(ctx context.Context, where string, err error) {
 	msg := "<nil>"
 	if err != nil {
 		msg = err.Error()
@@ -314,6 +324,10 @@ func (op *Op) Unavailable(ctx context.Context, where string, err error, suppress
 			attribute.String("exception.message", msg)))
 	}
 	if op.o.logger == nil {
+		return
+	}
+	ok, suppressed := op.o.unavailableLog.Allow(now())
+	if !ok {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 6)

@@ -35,8 +35,10 @@ type Observer struct {
 	rejections metric.Int64Counter
 	inFlight   metric.Int64UpDownCounter
 
-	// faultLog throttles Op.Fault's log records.
-	faultLog faultLogs
+	// faultLog throttles Op.Fault's log records, unavailableLog
+	// Op.Unavailable's.
+	faultLog       faultLogs
+	unavailableLog Limiter
 }
 
 // durationBuckets are the semconv buckets of mcp.server.operation.duration.
@@ -60,6 +62,13 @@ func New(cfg *config.Server) *Observer {
 		logger:     logger,
 		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		tracing:    traceSwitch(cfg.TracerProvider, tp),
+	}
+	if logger != nil {
+		o.faultLog.init(logger)
+		o.unavailableLog.Report = func(n int64) {
+			logger.LogAttrs(context.Background(), slog.LevelError, "wymcp: dependency unavailable, not logged",
+				slog.Int64("suppressed", n))
+		}
 	}
 	// Instrument creation fails only for invalid names; ours are constants,
 	// and the returned instrument is a usable no-op even on error.

@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
@@ -31,9 +30,6 @@ type authStage struct {
 	// call of it needs: the required ones and the tool's.
 	needs  map[*tools.Tool][]string
 	record bool
-	// unavailable rate-limits the log of credentials that could not be
-	// checked: an outage of the authorization server must not flood it.
-	unavailable telemetry.Limiter
 }
 
 func newAuthStage(a *config.Auth, set *tools.Set) *authStage {
@@ -143,9 +139,7 @@ func (s *authStage) refuse(ctx context.Context, op *telemetry.Op, ref *config.Au
 		return s.forbidden(s.need(tool), ref)
 	case config.RefuseUnavailable:
 		op.SetAuthRefusal("unavailable")
-		if ok, suppressed := s.unavailable.Allow(time.Now()); ok {
-			op.Unavailable(context.WithoutCancel(ctx), "authenticator", ref.Cause, suppressed)
-		}
+		op.Unavailable(context.WithoutCancel(ctx), "authenticator", ref.Cause)
 		return reject(StageAuth, http.StatusServiceUnavailable, errAuthDown).
 			with("Retry-After", authRetryAfterSeconds)
 	default: // RefuseInvalidToken
