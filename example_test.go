@@ -16,8 +16,8 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// A typed tool served at /mcp. The README's embedding example is this code,
-// with http.ListenAndServe("127.0.0.1:8080", mux) in place of httptest.
+// A typed tool served at /mcp, here on httptest. The README's embedding
+// example, a whole program with its stop, is examples/embed/main_test.go.
 func ExampleNew() {
 	// The input schema is inferred from GreetIn; GreetOut's JSON becomes
 	// structuredContent, and the same JSON a text block.
@@ -174,8 +174,9 @@ func ExampleServer_Drain() {
 // A tool that asks the user for input (SEP-2322, multi-round-trip calls):
 // tools.Ask's error makes the first call answer input_required with a sealed
 // requestState; the client asks the user and retries with the answer and
-// the state, and the handler, run again from the top, gets the answer. The
-// README's section on asking the client is this code.
+// the state, and the handler, run again from the top, gets the answer.
+// docs/tools.md's section on asking the client is this code
+// (TestDocsToolsExamples).
 func Example_askForInput() {
 	form := protocol.ElicitRequest{
 		Message:         "What is your name?",

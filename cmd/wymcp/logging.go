@@ -26,7 +26,7 @@ const (
 )
 
 // newLogger is the one logger of a run: every line the binary writes to
-// stderr goes through its handler (README.md, "Logging"). text is slog's
+// stderr goes through its handler (docs/operations.md, "Logging"). text is slog's
 // text format, with a value that spans lines (a contained fault's stack)
 // written on the lines after its record (multilineHandler); json is slog's
 // JSON format, one object per line, for a log collector.

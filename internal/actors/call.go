@@ -50,11 +50,6 @@ type LateWriter interface {
 	WriteLate(Reply)
 }
 
-// NewCall returns a Call ready to be asked.
-func NewCall(ctx context.Context, req *wire.Request, tool *tools.Tool, op *telemetry.Op) *Call {
-	return &Call{Ctx: ctx, Request: req, Tool: tool, Op: op}
-}
-
 // settle keeps r as the call's reply, unless it has one already: exactly
 // one reply reaches the requester, whether it comes from the method, from
 // the containment strategy, or from the watchdog. It never blocks, and it

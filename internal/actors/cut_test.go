@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -46,30 +45,29 @@ func isCutReply(r Reply) bool {
 // cut is answered the same way without running its tool.
 func TestCutAnswersCallsRunning(t *testing.T) {
 	t.Parallel()
-	s := newTestSystem(t)
-	tool := tools.Must(tools.NewRaw("t", "A test tool.", []byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) { return nil, nil },
-		tools.WithDeadline(time.Minute)))
 	started := make(chan struct{}, 2)
 	release := make(chan struct{})
 	var mu sync.Mutex
-	causes := map[string]error{}
+	causes := map[int64]error{}
 	ran := 0
-	s.callMethod = func(c *Call) Reply {
+	// Call 1's handler ignores its context, call 2's honours it.
+	tool := rawTool("t", func(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+		id := argID(args)
 		mu.Lock()
 		ran++
 		mu.Unlock()
 		started <- struct{}{}
-		if c.Request.ID.String() == "1" {
+		if id == 1 {
 			<-release // ignores its context
 		} else {
-			<-c.Ctx.Done()
+			<-ctx.Done()
 		}
 		mu.Lock()
-		causes[c.Request.ID.String()] = context.Cause(c.Ctx)
+		causes[id] = context.Cause(ctx)
 		mu.Unlock()
-		return Reply{Result: []byte(`{"own":true}`)}
-	}
+		return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: protocol.RawJSON(`{"own":true}`)}, nil
+	}, tools.WithDeadline(time.Minute))
+	s := newTestSystem(t, tool)
 	type asked struct {
 		r   Reply
 		err error
@@ -77,8 +75,7 @@ func TestCutAnswersCallsRunning(t *testing.T) {
 	lates := []*lateRecorder{{}, {}}
 	replies := make(chan asked, 2)
 	for i, late := range lates {
-		req := &wire.Request{ID: wire.NewIntID(int64(i + 1)), Method: wire.MethodToolsCall}
-		call := NewCall(context.Background(), req, tool, nil)
+		call := toolCall(context.Background(), tool, int64(i+1))
 		call.Late = late
 		go func() {
 			r, err := s.Ask(call)
@@ -107,13 +104,12 @@ func TestCutAnswersCallsRunning(t *testing.T) {
 		t.Errorf("Ask of the call that ignored its context = %s, %v; want the cut's answer", a.r.Result, a.err)
 	}
 	mu.Lock()
-	if !errors.Is(causes["2"], errShutdown) {
-		t.Errorf("the cut tool's context.Cause = %v, want errShutdown", causes["2"])
+	if !errors.Is(causes[2], errShutdown) {
+		t.Errorf("the cut tool's context.Cause = %v, want errShutdown", causes[2])
 	}
 	mu.Unlock()
 
-	req := &wire.Request{ID: wire.NewIntID(3), Method: wire.MethodToolsCall}
-	r, err := s.Ask(NewCall(context.Background(), req, tool, nil))
+	r, err := s.Ask(toolCall(context.Background(), tool, 3))
 	if err != nil || !isCutReply(r) {
 		t.Errorf("Ask after the cut = %s, %v; want the cut's answer", r.Result, err)
 	}

@@ -159,8 +159,8 @@ func (m *mailbox) next() (msg any, system, ok bool) {
 
 // run processes messages until none may run. A panic escalates, with the
 // message that caused it, to the actor's supervisor, which suspends and
-// restarts (or stops) the actor; the loop ends there, as the default
-// mailbox's does, and process looks again for messages.
+// restarts the actor (containment, supervisor.go); the loop ends there, as
+// the default mailbox's does, and process looks again for messages.
 //
 // The crash reason escalates as a *tools.Fault carrying debug.Stack(),
 // taken here while the panicking frames are still on the stack: the

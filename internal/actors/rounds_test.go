@@ -17,7 +17,6 @@ import (
 // before the tool runs.
 func TestRoundMadeOnDemand(t *testing.T) {
 	t.Parallel()
-	s := newTestSystem(t)
 	plain := tools.Must(tools.NewRaw("plain", "d", []byte(`{"type":"object"}`),
 		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
 			return protocol.TextResult("ok"), nil
@@ -28,11 +27,12 @@ func TestRoundMadeOnDemand(t *testing.T) {
 			var r protocol.ElicitResult
 			return nil, tools.Ask(ctx, tools.Elicit("k", form, &r))
 		}))
+	s := newTestSystem(t, plain, asking)
 	caps := wire.RawJSON(`{"elicitation":{}}`)
 	call := func(tool *tools.Tool, responses wire.RawJSON) (*Call, Reply) {
 		req := &wire.Request{ID: wire.NewIntID(1), Method: wire.MethodToolsCall, InputResponses: responses,
 			Meta: wire.RequestMeta{ClientCapabilities: caps}}
-		c := NewCall(context.Background(), req, tool, nil)
+		c := &Call{Ctx: context.Background(), Request: req, Tool: tool}
 		rep, err := s.Ask(c)
 		if err != nil {
 			t.Fatal(err)

@@ -21,8 +21,6 @@ import (
 // is never stopped for good, whatever the fault rate, because a server that
 // stops answering a method after ten panics turns a bug into an outage.
 type containment struct {
-	// stop selects Stop over Restart.
-	stop   bool
 	logger *slog.Logger
 	// restarted, when set, is told of each restarted child: call workers
 	// go back to their pool, since the call they faulted on is answered.
@@ -33,16 +31,12 @@ var _ actor.SupervisorStrategy = (*containment)(nil)
 
 // HandleFailure implements actor.SupervisorStrategy. For a call worker it
 // runs on the failing goroutine (the guardian calls it synchronously), where
-// a panic would end the process; so it recovers its own, and applies the
-// directive whatever happens.
+// a panic would end the process; so it recovers its own, and restarts the
+// child whatever happens.
 func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason, message any) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("wymcp: containment strategy failed", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-		}
-		if s.stop {
-			sup.StopChildren(child)
-			return
 		}
 		sup.RestartChildren(child)
 		if s.restarted != nil {

@@ -37,7 +37,6 @@ type System struct {
 	workerProps *actor.Props
 	calls       *callPool
 	watchdog    *watchdog
-	callMethod  methodFunc
 	tables      *tables
 	logger      *slog.Logger
 	stopOnce    sync.Once
@@ -69,7 +68,6 @@ func New(cfg *config.Server) (*System, error) {
 		return nil, err
 	}
 	s := &System{logger: logger, pools: map[string]*pool{}}
-	s.callMethod = tables.callTool
 	s.tables = tables
 	s.cutReply = tables.callResult(cutOutcome())
 
@@ -115,10 +113,9 @@ func New(cfg *config.Server) (*System, error) {
 	}
 	// Call workers are supervised by the same containment strategy, as
 	// their guardian: a fault restarts the worker and returns it to the pool.
-	// The producer reads s.callMethod at each (re)start, so tests can put a
-	// faulting method in its place.
 	s.calls = newCallPool(shardCount(), maxIdleCallWorkers, nil, func(pid *actor.PID) { s.sys.Root.Stop(pid) })
-	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: s.callMethod, pool: s.calls} },
+	callTool := methodFunc(tables.callTool)
+	callProps := actor.PropsFromProducer(func() actor.Actor { return callActor{fn: callTool, pool: s.calls} },
 		actor.WithMailbox(newMailbox), actor.WithDispatcher(inline),
 		actor.WithGuardian(&containment{logger: logger, restarted: s.calls.put}))
 	s.calls.spawn = func() *actor.PID { return s.sys.Root.Spawn(callProps) }

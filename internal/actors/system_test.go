@@ -2,8 +2,10 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,14 +14,17 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
-func newTestSystem(t *testing.T) *System {
+// newTestSystem returns a System serving the tools ts, shut down when the
+// test ends.
+func newTestSystem(t *testing.T, ts ...*tools.Tool) *System {
 	t.Helper()
-	set, err := tools.NewSet()
+	set, err := tools.NewSet(ts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +43,63 @@ func newTestSystem(t *testing.T) *System {
 func ask(t *testing.T, s *System, method string, id int64) Reply {
 	t.Helper()
 	req := &wire.Request{ID: wire.NewIntID(id), Method: method}
-	a, err := s.Ask(NewCall(context.Background(), req, nil, nil))
+	return askCall(t, s, &Call{Ctx: context.Background(), Request: req})
+}
+
+// askCall asks call and returns the reply; the requester must not have
+// gone away.
+func askCall(t *testing.T, s *System, call *Call) Reply {
+	t.Helper()
+	a, err := s.Ask(call)
 	if err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
 	return a
+}
+
+// rawTool is a test tool taking any object, run by fn.
+func rawTool(name string, fn tools.RawHandler, opts ...tools.Option) *tools.Tool {
+	return tools.Must(tools.NewRaw(name, "A test tool.", []byte(`{"type":"object"}`), fn, opts...))
+}
+
+// toolCall is the Call the front makes for a tools/call of tool numbered
+// id, under ctx. A handler does not see the request's id, so the arguments
+// carry it too: {"id":id} (argID).
+func toolCall(ctx context.Context, tool *tools.Tool, id int64) *Call {
+	req := &wire.Request{
+		ID: wire.NewIntID(id), Method: wire.MethodToolsCall,
+		Name:      wire.RawJSON(strconv.Quote(tool.Name())),
+		Arguments: wire.RawJSON(`{"id":` + strconv.FormatInt(id, 10) + `}`),
+	}
+	return &Call{Ctx: ctx, Request: req, Tool: tool}
+}
+
+// argID returns the id in a toolCall's arguments.
+func argID(args protocol.RawJSON) int64 {
+	var in struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		panic(err)
+	}
+	return in.ID
+}
+
+// panicsOnEncode is a value whose encoding panics. In a tool's result it
+// is a fault past the tool: the tools/call method panics encoding the
+// result (callResult), and the containment strategy answers.
+type panicsOnEncode struct{}
+
+func (panicsOnEncode) MarshalJSON() ([]byte, error) { panic("encoder exploded") }
+
+// unencodable is a tool result that cannot be encoded.
+func unencodable() *protocol.CallToolResult {
+	return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: panicsOnEncode{}}
+}
+
+// isInternalError reports whether r is the containment strategy's answer.
+func isInternalError(r Reply) bool {
+	return r.Err != nil && r.Err.Code == wire.CodeInternalError && r.Err.Message == "Internal error" && r.Result == nil
 }
 
 // TestPoolWorkerFaults: a pool worker that panics on every message is
@@ -71,7 +128,7 @@ func TestPoolWorkerFaults(t *testing.T) {
 				}
 				return
 			}
-			if a.Err == nil || a.Err.Code != wire.CodeInternalError || a.Err.Message != "Internal error" || a.Result != nil {
+			if !isInternalError(a) {
 				t.Errorf("id %d: %+v, want -32603 Internal error", i, a)
 			}
 		})
@@ -83,19 +140,30 @@ func TestPoolWorkerFaults(t *testing.T) {
 }
 
 // TestStrategyNeverPanics: a failure whose message is not a well-formed
-// call (no request) is logged, and the directive still applied; a panic
-// inside the strategy would end the process when it runs as a guardian.
+// call (no request, no context to record the fault under) or is no call at
+// all is logged, and the directive still applied: the child restarted and
+// handed back; a call is still answered. A panic inside the strategy would
+// end the process when it runs as a guardian.
 func TestStrategyNeverPanics(t *testing.T) {
 	t.Parallel()
 	s := newTestSystem(t)
-	strategy := &containment{stop: true, logger: slog.New(slog.DiscardHandler)}
+	handedBack := 0
+	strategy := &containment{logger: slog.New(slog.DiscardHandler), restarted: func(*actor.PID) { handedBack++ }}
 	sup := &recordingSupervisor{}
 	pid := actor.NewPID("local", "x")
+	// Recording the fault on its span needs the call's context, nil here.
+	malformed := &Call{Op: new(telemetry.Op)}
+	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", malformed)
 	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", &Call{}) // Request is nil
 	strategy.HandleFailure(s.sys, sup, pid, nil, "boom", "not a call")
 	strategy.HandleFailure(s.sys, sup, pid, nil, nil, nil)
-	if sup.stopped != 3 {
-		t.Errorf("stopped %d children, want 3", sup.stopped)
+	if sup.restarted != 4 || sup.stopped != 0 || handedBack != 4 {
+		t.Errorf("restarted %d children, stopped %d, handed back %d; want 4, 0, 4", sup.restarted, sup.stopped, handedBack)
+	}
+	done := make(chan struct{})
+	close(done)
+	if r, ok := malformed.wait(done); !ok || !isInternalError(r) {
+		t.Errorf("the malformed call's reply: %+v %v, want -32603 Internal error", r, ok)
 	}
 }
 
@@ -114,28 +182,31 @@ func (r *recordingSupervisor) ResumeChildren(...*actor.PID)       {}
 // returns (the in-flight bound counts it), and is still not answered.
 func TestAskCancelled(t *testing.T) {
 	t.Parallel()
-	s := newTestSystem(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.callMethod = func(c *Call) Reply {
+	seen := make(chan error, 1) // what the honouring tool's context said once done
+	honours := rawTool("honours", func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
 		cancel()
-		<-c.Ctx.Done()
-		return Reply{Result: []byte(`{}`)}
-	}
-	req := &wire.Request{ID: wire.NewIntID(1), Method: wire.MethodToolsCall}
-	if _, err := s.Ask(NewCall(ctx, req, nil, nil)); err != context.Canceled {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
-
-	// A system of its own: the first one's idle worker keeps the first tool.
-	s = newTestSystem(t)
+		<-ctx.Done()
+		seen <- ctx.Err()
+		return protocol.TextResult("done"), nil
+	}, tools.WithDeadline(10*time.Second))
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	s.callMethod = func(c *Call) Reply {
+	ignores := rawTool("ignores", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
 		cancel2()
 		time.Sleep(50 * time.Millisecond) // ignores its context
-		return Reply{Result: []byte(`{}`)}
+		return protocol.TextResult("done"), nil
+	})
+	s := newTestSystem(t, honours, ignores)
+
+	if _, err := s.Ask(toolCall(ctx, honours, 1)); err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
+	if err := <-seen; err != context.Canceled {
+		t.Errorf("the tool's context ended with %v, want context.Canceled", err)
+	}
+
 	start := time.Now()
-	if _, err := s.Ask(NewCall(ctx2, req, nil, nil)); err != context.Canceled {
+	if _, err := s.Ask(toolCall(ctx2, ignores, 2)); err != context.Canceled {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
@@ -151,24 +222,54 @@ func registrySize(s *System) int {
 	return n
 }
 
+// TestCallFaultsContained: a fault past the tool (its result cannot be
+// encoded) is answered -32603 by the containment strategy, and the worker
+// still answers the next call; a panic inside the handler is the tool's
+// own to contain, an isError result.
+func TestCallFaultsContained(t *testing.T) {
+	t.Parallel()
+	badResult := rawTool("bad_result", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		return unencodable(), nil
+	})
+	panics := rawTool("panics", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		panic("handler exploded")
+	})
+	ok := rawTool("ok", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		return protocol.TextResult("fine"), nil
+	})
+	s := newTestSystem(t, badResult, panics, ok)
+	for i := range int64(3) {
+		if a := askCall(t, s, toolCall(context.Background(), badResult, i)); !isInternalError(a) {
+			t.Errorf("a result that cannot be encoded: %+v, want -32603 Internal error", a)
+		}
+		if a := askCall(t, s, toolCall(context.Background(), ok, i)); a.Err != nil || a.ToolError || !strings.Contains(string(a.Result), `"text":"fine"`) {
+			t.Errorf("a call after the fault: %+v, want its result", a)
+		}
+	}
+	if a := askCall(t, s, toolCall(context.Background(), panics, 1)); a.Err != nil || !a.ToolError || !strings.Contains(string(a.Result), `"isError":true`) {
+		t.Errorf("a panic in the handler: %+v, want an isError result", a)
+	}
+}
+
 // TestCallWorkersReused: sequential calls, faulting or not, reuse one idle
 // worker instead of adding actors to the process registry.
 func TestCallWorkersReused(t *testing.T) {
 	t.Parallel()
-	s := newTestSystem(t)
-	s.callMethod = func(c *Call) Reply {
-		if c.Request.ID.String() == "13" {
-			panic("call fault")
+	// Call 13 faults past the tool: its result cannot be encoded.
+	flaky := rawTool("flaky", func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+		if argID(args) == 13 {
+			return unencodable(), nil
 		}
-		return Reply{Result: []byte(`{}`)}
-	}
+		return protocol.TextResult("ok"), nil
+	})
+	s := newTestSystem(t, flaky)
 	// The first call registers the guardian of call workers, for good.
-	ask(t, s, wire.MethodToolsCall, 0)
+	askCall(t, s, toolCall(context.Background(), flaky, 0))
 	time.Sleep(50 * time.Millisecond)
 	before := registrySize(s)
 	for i := range int64(500) {
-		a := ask(t, s, wire.MethodToolsCall, i%20)
-		if (i%20 == 13) != (a.Code() == wire.CodeInternalError) {
+		a := askCall(t, s, toolCall(context.Background(), flaky, i%20))
+		if (i%20 == 13) != isInternalError(a) || (i%20 != 13 && a.Err != nil) {
 			t.Fatalf("id %d: %+v", i%20, a)
 		}
 	}
@@ -183,20 +284,27 @@ func TestCallWorkersReused(t *testing.T) {
 // maxIdleCallWorkers stay, the rest are stopped.
 func TestCallPoolBounded(t *testing.T) {
 	t.Parallel()
-	s := newTestSystem(t)
+	release := make(chan struct{})
+	blocks := rawTool("blocks", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		<-release
+		return protocol.TextResult("ok"), nil
+	})
+	s := newTestSystem(t, blocks)
 	s.calls.maxIdle = 4
 	s.calls.shards = make([]callShard, 1) // the bound exactly; TestCallPoolShards has many
-	release := make(chan struct{})
-	s.callMethod = func(c *Call) Reply { <-release; return Reply{Result: []byte(`{}`)} }
 	var wg sync.WaitGroup
 	for i := range int64(20) {
-		wg.Go(func() { ask(t, s, wire.MethodToolsCall, i) })
+		wg.Go(func() {
+			if _, err := s.Ask(toolCall(context.Background(), blocks, i)); err != nil {
+				t.Errorf("Ask: %v", err)
+			}
+		})
 	}
 	time.Sleep(100 * time.Millisecond)
 	close(release)
 	wg.Wait()
 	time.Sleep(100 * time.Millisecond)
 	if idle := s.calls.idleCount(); idle != 4 {
-		t.Errorf("idle workers = %d, want 4", s.calls.idleCount())
+		t.Errorf("idle workers = %d, want 4", idle)
 	}
 }
