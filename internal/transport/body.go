@@ -18,9 +18,9 @@ import (
 //     client declared before they do: a request that declares the maximum
 //     and sends nothing holds a few KiB, not the maximum.
 //   - Past its first firstChunk bytes, a body's buffer comes out of one
-//     byte budget shared by the requests being read; it is reserved before
-//     the bytes are read, and a request that cannot reserve is answered 503
-//     at once. However many clients send large bodies, slowly or not, the
+//     byte budget shared by the requests being read, whether it grew for
+//     this request or came from the pool; it is reserved before the bytes
+//     are read, and a request that cannot reserve is answered 503 at once. However many clients send large bodies, slowly or not, the
 //     bodies held at once stay within the budget. The first chunk is not
 //     charged: it is of the order of what net/http itself holds for every
 //     connection, so it is bounded as the connections are, and a flood of
@@ -111,14 +111,15 @@ func (h *Handler) reserve(in *inbound, n int) bool {
 }
 
 // readBody reads the whole body within the limit. A body whose declared
-// length fits the pooled buffer is read into it at once: that memory is
-// already the pool's. Any other body is read into a buffer that grows as
-// its bytes arrive (readGrowing).
+// length fits the pooled buffer is read into it at once. Any other body is
+// read into a buffer that grows as its bytes arrive (readGrowing), from
+// the pooled one.
 //
 // A declared length was checked against the limit at the wire stage, and
 // net/http's body reader stops at it, so only a chunked body of unknown
 // length needs the MaxBytesReader.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, in *inbound) ([]byte, error) {
+	h.holdPooled(in)
 	if n := r.ContentLength; n >= 0 && n <= int64(cap(in.body)) {
 		buf := in.body[:n]
 		if _, err := io.ReadFull(r.Body, buf); err != nil {
@@ -132,6 +133,18 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, in *inbound) 
 		return h.readGrowing(in, http.MaxBytesReader(w, r.Body, h.maxBody), h.maxBody+1, false)
 	}
 	return h.readGrowing(in, r.Body, r.ContentLength, true)
+}
+
+// holdPooled charges the pooled buffer in came with to the budget, as a
+// buffer grown to its size would be: a request that holds it while its
+// bytes trickle in holds that memory, whatever length it declared. When the
+// budget has no room for it, the buffer is let go (the garbage collector
+// takes it) and the request starts from nothing, as one that found the
+// pool empty does.
+func (h *Handler) holdPooled(in *inbound) {
+	if c := charged(cap(in.body)); c > 0 && !h.reserve(in, c) {
+		in.body = nil
+	}
 }
 
 // readGrowing reads src to its end, or to want bytes when exact, into a

@@ -126,3 +126,38 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// TestPooledBufferCharged: a pooled buffer larger than the first chunk is
+// charged to the budget while a request holds it, whatever length the
+// request declared, and given back with it; when the budget has no room
+// for it, the request lets it go and reads a small body all the same.
+func TestPooledBufferCharged(t *testing.T) {
+	h := &Handler{maxBody: 1 << 20, bodyLimit: 128 << 10}
+	pooled := func() *inbound { return &inbound{body: make([]byte, 0, maxPooledBody)} }
+
+	in := pooled()
+	if got, err := h.readBody(httptest.NewRecorder(), bodyRequest(strings.NewReader("{}"), 2), in); err != nil || string(got) != "{}" {
+		t.Fatalf("a small body in a pooled buffer: %q, %v", got, err)
+	}
+	if want := int64(maxPooledBody - firstChunk); in.held != want || h.bodyHeld.Load() != want {
+		t.Errorf("a 64 KiB pooled buffer holds %d (budget %d), want %d", in.held, h.bodyHeld.Load(), want)
+	}
+	second := pooled()
+	if _, err := h.readBody(httptest.NewRecorder(), bodyRequest(strings.NewReader("{}"), 2), second); err != nil {
+		t.Fatal(err)
+	}
+	third := pooled()
+	got, err := h.readBody(httptest.NewRecorder(), bodyRequest(strings.NewReader(`{"a":1}`), 7), third)
+	if err != nil || string(got) != `{"a":1}` {
+		t.Fatalf("a small body with the budget spent: %q, %v", got, err)
+	}
+	if third.held != 0 || cap(third.body) >= maxPooledBody {
+		t.Errorf("with the budget spent the pooled buffer was kept: held %d, cap %d", third.held, cap(third.body))
+	}
+	for _, x := range []*inbound{in, second, third} {
+		h.release(x)
+	}
+	if h.bodyHeld.Load() != 0 {
+		t.Errorf("after release the budget holds %d", h.bodyHeld.Load())
+	}
+}
