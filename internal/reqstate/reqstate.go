@@ -133,8 +133,6 @@ type key struct {
 type Ring struct {
 	keys []key
 	ttl  time.Duration
-	// now is time.Now, replaced in tests.
-	now func() time.Time
 }
 
 // NewRing returns the ring of secrets, newest first, each [KeySize] bytes.
@@ -146,7 +144,7 @@ func NewRing(secrets [][]byte, ttl time.Duration) (*Ring, error) {
 	if ttl <= 0 {
 		return nil, fmt.Errorf("reqstate: the state TTL %v is not positive", ttl)
 	}
-	r := &Ring{keys: make([]key, len(secrets)), ttl: ttl, now: time.Now}
+	r := &Ring{keys: make([]key, len(secrets)), ttl: ttl}
 	for i, s := range secrets {
 		if len(s) != KeySize {
 			return nil, fmt.Errorf("reqstate: key %d is %d bytes; each key must be %d bytes (AES-256)", i, len(s), KeySize)
@@ -190,7 +188,7 @@ func derive(secret []byte) (key, error) {
 // Seal returns s sealed under the newest key and bound to b, valid for the
 // ring's TTL from now.
 func (r *Ring) Seal(b Binding, s *State) (string, error) {
-	plain, err := strictjson.Marshal(payload{State: *s, Expires: r.now().Add(r.ttl).UnixNano()})
+	plain, err := strictjson.Marshal(payload{State: *s, Expires: time.Now().Add(r.ttl).UnixNano()})
 	if err != nil {
 		return "", fmt.Errorf("reqstate: encoding the state: %w", err)
 	}
@@ -232,7 +230,7 @@ func (r *Ring) Open(b Binding, token string) (*State, error) {
 	if err := strictjson.Unmarshal(plain, &p); err != nil {
 		return nil, ErrInvalid
 	}
-	if r.now().UnixNano() >= p.Expires {
+	if time.Now().UnixNano() >= p.Expires {
 		return nil, ErrInvalid
 	}
 	return &p.State, nil

@@ -2,10 +2,12 @@ package reqstate
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/goccy/go-json/jsontext"
@@ -22,9 +24,35 @@ type sealedByTest struct {
 	opens bool
 }
 
+// bubbleStart is the clock of a synctest bubble as it starts (see
+// testing/synctest).
+var bubbleStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// sealUntil seals s for b under r's newest key as [Ring.Seal] does, but to
+// expire at expires rather than at the ring's TTL from now. It builds the
+// format of the package doc from the ring's key: the fuzz target's seeds
+// must be made before any synctest bubble exists, at clocks of its choice.
+func sealUntil(tb testing.TB, r *Ring, b Binding, s *State, expires time.Time) string {
+	tb.Helper()
+	plain, err := strictjson.Marshal(payload{State: *s, Expires: expires.UnixNano()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k := &r.keys[0]
+	header := [headerSize]byte{version}
+	copy(header[1:], k.id[:])
+	ad, err := additionalData(header, b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(k.aead.Seal(header[:], nil, plain, ad))
+}
+
 // FuzzOpenState: arbitrary requestState strings and bindings (tool,
-// arguments, subject) against a ring of two keys at a fixed clock. Open
-// never panics, and:
+// arguments, subject) against a ring of two keys at a fixed clock: each
+// input runs in its own synctest bubble, whose clock starts at the same
+// instant and moves only when the target sleeps, first to the fixed clock.
+// Open never panics, and:
 //
 //   - its one error is ErrInvalid;
 //   - only a state the test sealed with a key of the ring opens (its
@@ -32,14 +60,15 @@ type sealedByTest struct {
 //     binding with the seal's tool and subject and arguments of the same
 //     canonical form, and so the same meaning as encoding/json decodes
 //     them; a state of a foreign ring, or one expired at the clock, never
-//     opens;
-//   - once the ring's clock has passed every seal's TTL, nothing opens;
+//     opens; a seed sealed to open does, under its binding;
+//   - once the clock has passed every seal's TTL, nothing opens;
 //   - a state sealed here for the input's binding opens under it, to the
 //     same state, and not under another tool, subject or arguments, nor
 //     once expired.
 //
-// The ring's keys and clock are fixed, so the states the coordinator seals
-// as seeds open in its workers just as in it.
+// The ring's keys and the clock are fixed, so the states the coordinator
+// seals as seeds open in its workers just as in it, and the corpus the
+// target has grown keeps its meaning.
 func FuzzOpenState(f *testing.F) {
 	at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	const ttl = 5 * time.Minute
@@ -63,19 +92,15 @@ func FuzzOpenState(f *testing.F) {
 		{Tool: "", Arguments: []byte(`"s"`), Subject: ""},
 	}
 	seals := map[string]sealedByTest{}
-	var sealedToks []struct{ tok, id string }
+	seeds := map[string]string{} // the CallID of each token sealed here
 	n := 0
 	seal := func(ring *Ring, when time.Time, b Binding, opens bool) string {
 		n++
 		s := State{CallID: "seal-" + strconv.Itoa(n), Round: n,
 			Answers: map[string]jsontext.Value{"q": jsontext.Value(`{"action":"accept","content":{"n":` + strconv.Itoa(n) + `}}`)}}
-		ring.now = func() time.Time { return when }
-		tok, err := ring.Seal(b, &s)
-		if err != nil {
-			f.Fatal(err)
-		}
+		tok := sealUntil(f, ring, b, &s, when.Add(ring.ttl))
 		seals[s.CallID] = sealedByTest{b: b, s: s, opens: opens}
-		sealedToks = append(sealedToks, struct{ tok, id string }{tok, s.CallID})
+		seeds[tok] = s.CallID
 		return tok
 	}
 	latest := at.Add(time.Minute) // no seal is later
@@ -103,73 +128,80 @@ func FuzzOpenState(f *testing.F) {
 	f.Add("", "", "", "")
 	f.Add("AQ", "t", "{}", "")
 	f.Add("!!!", "t", "{", "")
-	r.now = func() time.Time { return at }
-	// The seeds open at the clock exactly when they should, or the target
-	// would explore refusals only.
-	for _, c := range sealedToks {
-		s := seals[c.id]
-		if _, err := r.Open(s.b, c.tok); (err == nil) != s.opens {
-			f.Fatalf("seed %s: Open = %v, want it to open: %v", c.id, err, s.opens)
-		}
-	}
-	expired := &Ring{keys: r.keys, ttl: ttl, now: func() time.Time { return latest.Add(ttl) }}
 
 	f.Fuzz(func(t *testing.T, token, tool, args, subject string) {
 		b := Binding{Tool: tool, Subject: subject}
 		if args != "" {
 			b.Arguments = []byte(args)
 		}
-		got, err := r.Open(b, token)
-		if err != nil {
-			if err != ErrInvalid || got != nil {
-				t.Fatalf("Open = %v, %v; a failure is ErrInvalid alone", got, err)
+		synctest.Test(t, func(t *testing.T) {
+			time.Sleep(at.Sub(bubbleStart))
+			if now := time.Now(); !now.Equal(at) {
+				t.Fatalf("the clock is %v, want %v: does the bubble start at %v?", now, at, bubbleStart)
 			}
-		} else {
-			s, ok := seals[got.CallID]
-			switch {
-			case !ok:
-				t.Fatalf("opened a state the test never sealed: %+v", got)
-			case !s.opens:
-				t.Fatalf("opened %s, sealed by a foreign ring or expired", got.CallID)
-			case !reflect.DeepEqual(*got, s.s):
-				t.Fatalf("opened %+v, sealed %+v", *got, s.s)
+			got, err := r.Open(b, token)
+			if err != nil {
+				if err != ErrInvalid || got != nil {
+					t.Fatalf("Open = %v, %v; a failure is ErrInvalid alone", got, err)
+				}
+				// The seeds open at the clock exactly when they should, or
+				// the target would explore refusals only.
+				if id, ok := seeds[token]; ok {
+					if s := seals[id]; s.opens && s.b.Tool == tool && string(s.b.Arguments) == args && s.b.Subject == subject {
+						t.Fatalf("seed %s: Open = %v, want it to open", id, err)
+					}
+				}
+			} else {
+				s, ok := seals[got.CallID]
+				switch {
+				case !ok:
+					t.Fatalf("opened a state the test never sealed: %+v", got)
+				case !s.opens:
+					t.Fatalf("opened %s, sealed by a foreign ring or expired", got.CallID)
+				case !reflect.DeepEqual(*got, s.s):
+					t.Fatalf("opened %+v, sealed %+v", *got, s.s)
+				}
+				checkSameBinding(t, s.b, b)
 			}
-			checkSameBinding(t, s.b, b)
-		}
-		if st, err := expired.Open(b, token); err == nil {
-			t.Fatalf("opened %s after every seal's TTL", st.CallID)
-		}
 
-		// A state sealed now for this binding opens under it alone.
-		mine := &State{CallID: "fuzz", Round: 1, Memory: map[string]jsontext.Value{"k": jsontext.Value(`"v"`)}}
-		tok, err := r.Seal(b, mine)
-		if err != nil {
-			if strictjson.Valid(argsOrEmpty(b)) {
-				t.Fatalf("Seal refused the JSON arguments %q: %v", args, err)
+			// A state sealed now for this binding opens under it alone.
+			mine := &State{CallID: "fuzz", Round: 1, Memory: map[string]jsontext.Value{"k": jsontext.Value(`"v"`)}}
+			tok, err := r.Seal(b, mine)
+			if err != nil {
+				if strictjson.Valid(argsOrEmpty(b)) {
+					t.Fatalf("Seal refused the JSON arguments %q: %v", args, err)
+				}
+			} else {
+				if st, err := r.Open(b, tok); err != nil || !reflect.DeepEqual(st, mine) {
+					t.Fatalf("a state sealed for %+v opens under it as %+v, %v", b, st, err)
+				}
+				for name, other := range map[string]Binding{
+					"another tool":      {Tool: tool + "x", Arguments: b.Arguments, Subject: subject},
+					"another subject":   {Tool: tool, Arguments: b.Arguments, Subject: subject + "x"},
+					"shifted":           {Tool: tool + subject, Arguments: b.Arguments},
+					"shifted back":      {Tool: "", Arguments: b.Arguments, Subject: tool + subject},
+					"other arguments":   {Tool: tool, Arguments: []byte(`{"wymcp fuzz":[` + string(argsOrEmpty(b)) + `]}`), Subject: subject},
+					"arguments wrapped": {Tool: tool, Arguments: append(append([]byte("["), argsOrEmpty(b)...), ']'), Subject: subject},
+				} {
+					if other.Tool == tool && other.Subject == subject {
+						continue // "shifted" with an empty subject is the binding itself
+					}
+					if _, err := r.Open(other, tok); err == nil {
+						t.Fatalf("a state sealed for %+v opens under %s %+v", b, name, other)
+					}
+				}
 			}
-			return
-		}
-		if st, err := r.Open(b, tok); err != nil || !reflect.DeepEqual(st, mine) {
-			t.Fatalf("a state sealed for %+v opens under it as %+v, %v", b, st, err)
-		}
-		for name, other := range map[string]Binding{
-			"another tool":      {Tool: tool + "x", Arguments: b.Arguments, Subject: subject},
-			"another subject":   {Tool: tool, Arguments: b.Arguments, Subject: subject + "x"},
-			"shifted":           {Tool: tool + subject, Arguments: b.Arguments},
-			"shifted back":      {Tool: "", Arguments: b.Arguments, Subject: tool + subject},
-			"other arguments":   {Tool: tool, Arguments: []byte(`{"wymcp fuzz":[` + string(argsOrEmpty(b)) + `]}`), Subject: subject},
-			"arguments wrapped": {Tool: tool, Arguments: append(append([]byte("["), argsOrEmpty(b)...), ']'), Subject: subject},
-		} {
-			if other.Tool == tool && other.Subject == subject {
-				continue // "shifted" with an empty subject is the binding itself
+
+			time.Sleep(latest.Add(ttl).Sub(at)) // past every seal's TTL
+			if st, err := r.Open(b, token); err == nil {
+				t.Fatalf("opened %s after every seal's TTL", st.CallID)
 			}
-			if _, err := r.Open(other, tok); err == nil {
-				t.Fatalf("a state sealed for %+v opens under %s %+v", b, name, other)
+			if tok != "" {
+				if _, err := r.Open(b, tok); err == nil {
+					t.Fatal("a state opens once its TTL has passed")
+				}
 			}
-		}
-		if _, err := expired.Open(b, tok); err == nil {
-			t.Fatal("a state opens once its TTL has passed")
-		}
+		})
 	})
 }
 

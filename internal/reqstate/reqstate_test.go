@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/goccy/go-json/jsontext"
@@ -160,24 +161,26 @@ func TestRotation(t *testing.T) {
 	}
 }
 
-// TestExpiry: a state opens until its TTL has passed, and not after.
+// TestExpiry: a state opens until its TTL has passed, and not after. The
+// clock is the synctest bubble's: it moves only by the sleeps, so the state
+// is opened exactly 1ns before its TTL, then exactly at it.
 func TestExpiry(t *testing.T) {
 	t.Parallel()
-	r := ring(t, 5*time.Minute, secret(1))
-	at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-	r.now = func() time.Time { return at }
-	tok, err := r.Seal(bound, state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.now = func() time.Time { return at.Add(5*time.Minute - time.Nanosecond) }
-	if _, err := r.Open(bound, tok); err != nil {
-		t.Errorf("just before the TTL: %v", err)
-	}
-	r.now = func() time.Time { return at.Add(5 * time.Minute) }
-	if _, err := r.Open(bound, tok); !errors.Is(err, ErrInvalid) {
-		t.Errorf("at the TTL: %v, want ErrInvalid", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := ring(t, 5*time.Minute, secret(1))
+		tok, err := r.Seal(bound, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5*time.Minute - time.Nanosecond)
+		if _, err := r.Open(bound, tok); err != nil {
+			t.Errorf("just before the TTL: %v", err)
+		}
+		time.Sleep(time.Nanosecond)
+		if _, err := r.Open(bound, tok); !errors.Is(err, ErrInvalid) {
+			t.Errorf("at the TTL: %v, want ErrInvalid", err)
+		}
+	})
 }
 
 // TestNewRing: bad rings fail construction with the reason.

@@ -16,9 +16,6 @@ import (
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
-// now is time.Now, named so the clock reads stand out on the hot path.
-var now = time.Now
-
 // Op is the record of one message: its span, and what its answer was.
 //
 // The request goroutine calls Start, SetTool, Reject and End; Fault may be
@@ -119,7 +116,7 @@ func (op *Op) Reject(ctx context.Context, stage string, status int, code wire.Co
 // next record logged carries their number as "suppressed". Their stacks
 // are on their spans.
 func (op *Op) Fault(ctx context.Context, where string, reason any, stack []byte) {
-	op.fault(ctx, where, reason, stack, now())
+	op.fault(ctx, where, reason, stack, time.Now())
 }
 
 // fault is Fault at the time at.
@@ -326,7 +323,7 @@ func (op *Op) Unavailable(ctx context.Context, where string, err error) {
 	if op.o.logger == nil {
 		return
 	}
-	ok, suppressed := op.o.unavailableLog.Allow(now())
+	ok, suppressed := op.o.unavailableLog.Allow(time.Now())
 	if !ok {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -157,7 +158,7 @@ func (o *Observer) Start(ctx context.Context, op *Op, r *http.Request, msg *wire
 	op.netVersion = protoVersion(r)
 	if o.duration.Enabled(ctx) {
 		op.timed = true
-		op.start = now()
+		op.start = time.Now()
 	}
 	if !o.tracing() {
 		return ctx
