@@ -7,9 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/goccy/go-json/jsontext"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/strictjson"
@@ -78,7 +81,10 @@ type IntrospectionOptions struct {
 // asking the authorization server about each token (RFC 7662), as a
 // confidential client (client_secret_basic, RFC 6749 §2.3.1). An answer is
 // accepted when it is active, has an exp in the future (a token without
-// one is refused, as with JWTs: nothing would end it), names the audience
+// one is refused, as with JWTs: nothing would end it; exp and nbf are
+// NumericDates, whose fraction is dropped, and one that is not a valid
+// time — not a number, negative, past the int64 seconds — refuses the
+// token), names the audience
 // among its aud values (MCP: the resource server must check that the
 // token was issued for it), carries the issuer when one is configured and
 // the answer names one, has token_type Bearer when it has one, and says
@@ -190,6 +196,8 @@ func (in *Introspection) Authenticate(ctx context.Context, r *http.Request) (*wy
 
 var (
 	errInactive     = invalid("the token is not active", nil)
+	errBadExp       = invalid("the token's expiry (exp) is not a valid time", nil)
+	errBadNbf       = invalid("the token's start (nbf) is not a valid time", nil)
 	errTooManyCalls = unavailable(errors.New("auth: introspection: MaxConcurrentCalls calls to the endpoint are in flight already"))
 )
 
@@ -280,14 +288,41 @@ func (in *Introspection) leave(token string, f *flight) {
 }
 
 // introspection holds the members of an RFC 7662 §2.2 answer read here.
+// exp and nbf are kept as their JSON text, for numericDate to read: a
+// NumericDate (RFC 7519 §2) may have a fraction, and one that is not a
+// valid time refuses the token, not the whole answer.
 type introspection struct {
-	Active    bool   `json:"active"`
-	Scope     string `json:"scope"`
-	TokenType string `json:"token_type"`
-	Iss       string `json:"iss"`
-	Exp       *int64 `json:"exp"`
-	Nbf       *int64 `json:"nbf"`
-	Aud       any    `json:"aud"` // a string or an array of strings
+	Active    bool           `json:"active"`
+	Scope     string         `json:"scope"`
+	TokenType string         `json:"token_type"`
+	Iss       string         `json:"iss"`
+	Exp       jsontext.Value `json:"exp"`
+	Nbf       jsontext.Value `json:"nbf"`
+	Aud       any            `json:"aud"` // a string or an array of strings
+}
+
+// numericDate reads an answer's exp or nbf, raw: present is false when
+// the member is absent or null; ok is false when it is present but not a
+// valid time: not a number, negative, or past the int64 seconds (a huge
+// but representable one is kept, and bounded where it is used). A
+// fraction is dropped: secs is the whole seconds. An integer is read
+// exactly; any other number as a float64.
+func numericDate(raw jsontext.Value) (secs int64, present, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false, true
+	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, true, false // a string, a boolean, an object or an array
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, true, n >= 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	// 2⁶³ is the first float64 past the int64 range; !(f >= 0) holds NaN.
+	if err != nil || !(f >= 0) || f >= 1<<63 {
+		return 0, true, false
+	}
+	return int64(f), true, true
 }
 
 // call asks the endpoint about token, checks the answer and caches it.
@@ -351,30 +386,39 @@ func (in *Introspection) principal(ans *introspection, body []byte, now time.Tim
 	if err != nil {
 		return nil, err
 	}
+	exp, _, _ := numericDate(ans.Exp) // check read it: present and valid
 	return &wymcp.Principal{
 		Subject:  sub,
 		ClientID: client,
 		Scopes:   scopesOf(ans.Scope),
-		Expiry:   time.Unix(min(*ans.Exp, maxNumericDate), 0),
+		Expiry:   time.Unix(min(exp, maxNumericDate), 0),
 		Claims:   claims,
 	}, nil
 }
 
 // check applies the acceptance rules to an answer's members. exp and nbf
-// are compared with now in Unix seconds, as the integers they are:
+// are compared with now in Unix seconds, as integers (a fraction dropped):
 // converted to a time.Time first, a huge nbf would wrap around to the past
-// and pass.
+// and pass. An exp or nbf that is not a valid time refuses the token: an
+// authorization server that says something invalid about a token has not
+// vouched for it (and its answer is cached as a refusal, not retried).
 func (in *Introspection) check(ans *introspection, now time.Time) error {
 	// For an integer t, now < t exactly when now's whole seconds are.
 	secs := now.Unix()
+	exp, hasExp, expOK := numericDate(ans.Exp)
+	nbf, hasNbf, nbfOK := numericDate(ans.Nbf)
 	switch {
 	case !ans.Active:
 		return errInactive
-	case ans.Exp == nil:
+	case !expOK:
+		return errBadExp
+	case !hasExp:
 		return invalid("the token has no expiry", nil)
-	case secs >= *ans.Exp:
+	case secs >= exp:
 		return invalid("the token has expired", nil)
-	case ans.Nbf != nil && secs < *ans.Nbf:
+	case !nbfOK:
+		return errBadNbf
+	case hasNbf && secs < nbf:
 		return invalid("the token is not valid yet", nil)
 	case !audienceHas(ans.Aud, in.audience):
 		return invalid("the token was issued for another resource", nil)

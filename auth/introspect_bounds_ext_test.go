@@ -319,3 +319,53 @@ func TestIntrospectionFloodKeepsValid(t *testing.T) {
 		t.Errorf("%d of %d cached valid tokens were asked for again after a flood of unknown ones", n, valid)
 	}
 }
+
+// TestIntrospectionLongTokens: tokens over 4 KiB (up to MaxTokenBytes)
+// are cached like short ones: a client retrying a dead 5 KB token costs
+// one call, not one per request (the refusal is remembered), a valid
+// 6 KB token is asked about once, and concurrent requests with one long
+// token share one call.
+func TestIntrospectionLongTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	as := newBlockingAS(t, false)
+	in := newBoundedIntrospection(t, as.URL, &auth.IntrospectionOptions{})
+
+	dead := "dead-" + strings.Repeat("D", 5000)
+	for range 50 {
+		_, err := in.Introspect(ctx, dead)
+		expectCode(t, err, wymcp.AuthInvalidToken)
+	}
+	if n := as.calls.Load(); n != 1 {
+		t.Errorf("%d calls for 50 requests with one dead 5 KB token, want 1", n)
+	}
+
+	valid := "valid-" + strings.Repeat("V", 6000)
+	for range 10 {
+		if p, err := in.Introspect(ctx, valid); err != nil || p.Subject != valid {
+			t.Fatalf("a valid 6 KB token: %v", err)
+		}
+	}
+	if n := as.calls.Load(); n != 2 {
+		t.Errorf("%d calls after 10 requests with one valid 6 KB token, want 2 (one for each token)", n)
+	}
+
+	held := newBlockingAS(t, true)
+	shared := newBoundedIntrospection(t, held.URL, &auth.IntrospectionOptions{MaxConcurrentCalls: 1})
+	long := "valid-" + strings.Repeat("S", 7000)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := shared.Introspect(ctx, long); err != nil {
+				t.Errorf("a long token sharing a call: %v", err)
+			}
+		})
+	}
+	held.waitInFlight(t, 1)
+	time.Sleep(20 * time.Millisecond) // let the others join
+	held.unblock()
+	wg.Wait()
+	if n := held.calls.Load(); n != 1 {
+		t.Errorf("%d calls for 20 concurrent requests with one 7 KB token, want 1", n)
+	}
+}

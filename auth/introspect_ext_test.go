@@ -1,15 +1,19 @@
 package auth_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
@@ -170,4 +174,110 @@ func TestIntrospectionConstruction(t *testing.T) {
 	if _, err := auth.NewIntrospection("https://as.example.test/introspect", rsID, rsSecret, testAudience, nil); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestIntrospectionNumericDates: exp and nbf are RFC 7519 NumericDates,
+// which may have a fraction: a finite non-negative number is accepted
+// (its whole seconds). One that is negative, not a number, or past the
+// int64 seconds is a refusal of the token (401 invalid_token, cached like
+// any refusal), not an endpoint that could not answer (503, asked again).
+func TestIntrospectionNumericDates(t *testing.T) {
+	t.Parallel()
+	now := time.Now().Unix()
+	future, past := strconv.FormatInt(now+3600, 10), strconv.FormatInt(now-3600, 10)
+	answer := func(members string) string {
+		return `{"active":true,"client_id":"c","aud":"` + testAudience + `",` + members + `}`
+	}
+	answers := map[string]string{
+		"exp-fraction":      answer(`"exp":` + future + `.75`),
+		"exp-exponent":      answer(`"exp":1e10`),
+		"exp-spaced":        answer(`"exp" : ` + future + `.5 `),
+		"nbf-fraction":      answer(`"exp":` + future + `,"nbf":` + past + `.25`),
+		"nbf-zero":          answer(`"exp":` + future + `,"nbf":-0.0`),
+		"exp-fraction-past": answer(`"exp":` + past + `.5`),
+		"exp-zero":          answer(`"exp":-0`),
+		"nbf-fraction-late": answer(`"exp":` + future + `,"nbf":` + future + `.5`),
+		"exp-negative":      answer(`"exp":-1`),
+		"exp-neg-fraction":  answer(`"exp":-0.5`),
+		"exp-huge":          answer(`"exp":1e400`),
+		"exp-past-int64":    answer(`"exp":9223372036854775808`),
+		"exp-1e19":          answer(`"exp":1e19`),
+		"exp-string":        answer(`"exp":"` + future + `"`),
+		"exp-nan":           answer(`"exp":"NaN"`),
+		"exp-bool":          answer(`"exp":true`),
+		"exp-array":         answer(`"exp":[` + future + `]`),
+		"nbf-negative":      answer(`"exp":` + future + `,"nbf":-5`),
+		"nbf-huge":          answer(`"exp":` + future + `,"nbf":1e400`),
+		"nbf-past-int64":    answer(`"exp":` + future + `,"nbf":9223372036854775808`),
+		"nbf-string":        answer(`"exp":` + future + `,"nbf":"` + past + `"`),
+		"inactive-bad-exp":  `{"active":false,"exp":-1}`,
+	}
+	var calls atomic.Int32
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answers[r.PostFormValue("token")]))
+	}))
+	t.Cleanup(as.Close)
+	in, err := auth.NewIntrospection(as.URL, rsID, rsSecret, testAudience, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	for token, exp := range map[string]int64{
+		"exp-fraction": now + 3600,
+		"exp-exponent": 1e10,
+		"exp-spaced":   now + 3600,
+		"nbf-fraction": now + 3600,
+		"nbf-zero":     now + 3600,
+	} {
+		p, err := in.Introspect(ctx, token)
+		if err != nil {
+			t.Errorf("%s: %v", token, err)
+			continue
+		}
+		if p.Expiry.Unix() != exp {
+			t.Errorf("%s: expiry %d, want %d", token, p.Expiry.Unix(), exp)
+		}
+	}
+
+	badExp := "the token's expiry (exp) is not a valid time"
+	badNbf := "the token's start (nbf) is not a valid time"
+	for token, desc := range map[string]string{
+		"exp-fraction-past": "the token has expired",
+		"exp-zero":          "the token has expired",
+		"nbf-fraction-late": "the token is not valid yet",
+		"exp-negative":      badExp,
+		"exp-neg-fraction":  badExp,
+		"exp-huge":          badExp,
+		"exp-past-int64":    badExp,
+		"exp-1e19":          badExp,
+		"exp-string":        badExp,
+		"exp-nan":           badExp,
+		"exp-bool":          badExp,
+		"exp-array":         badExp,
+		"nbf-negative":      badNbf,
+		"nbf-huge":          badNbf,
+		"nbf-past-int64":    badNbf,
+		"nbf-string":        badNbf,
+		"inactive-bad-exp":  "the token is not active",
+	} {
+		for try := range 2 { // the second from the cache of refusals
+			before := calls.Load()
+			_, err := in.Introspect(ctx, token)
+			var ae *wymcp.AuthError
+			if !errors.As(err, &ae) || ae.Code != wymcp.AuthInvalidToken || ae.Description != desc {
+				t.Errorf("%s (try %d): %v, want invalid_token %q", token, try, err, desc)
+			}
+			if n := calls.Load() - before; try == 1 && n != 0 {
+				t.Errorf("%s: the refusal was not cached (%d calls)", token, n)
+			}
+		}
+	}
+
+	// Through the server: 401 with the description, not 503.
+	hs := serveMCP(t, in)
+	expectRefused(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "exp-huge")), 401, -32600, "1", invalidToken(badExp))
+	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), "exp-fraction")), "client c")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -23,6 +24,8 @@ import (
 var introspectionDescriptions = map[string]bool{
 	"the token is not active":                                       true,
 	"the token has no expiry":                                       true,
+	"the token's expiry (exp) is not a valid time":                  true,
+	"the token's start (nbf) is not a valid time":                   true,
 	"the token has expired":                                         true,
 	"the token is not valid yet":                                    true,
 	"the token was issued for another resource":                     true,
@@ -39,8 +42,9 @@ var introspectionDescriptions = map[string]bool{
 // with the fuzzed body. Introspect never panics and always answers, and:
 //
 //   - it accepts only an answer whose active member is exactly JSON true,
-//     with an integer exp after the call began, an nbf (when there is
-//     one) not after it ended, an aud that is or contains the audience,
+//     with an exp (a NumericDate: a non-negative number within the int64
+//     seconds, its fraction dropped) after the call began, an nbf (when
+//     there is one) not after it ended, an aud that is or contains the audience,
 //     an iss (when there is one) equal to the configured issuer, and a
 //     token_type (when there is one) of Bearer: each read here from the
 //     body with encoding/json and compared as numbers, not times;
@@ -48,7 +52,8 @@ var introspectionDescriptions = map[string]bool{
 //     id), scopes, and the claims, which hold the whole answer;
 //   - a refusal is a *wymcp.AuthError: invalid_token with a fixed
 //     description for an answer that fails a check ("not active" when
-//     active is not true), or unavailable (503) for a body that is not an
+//     active is not true; "not a valid time" only for an exp or nbf that
+//     is not a NumericDate), or unavailable (503) for a body that is not an
 //     introspection document;
 //   - the same token again gets the same verdict from the cache, without
 //     a call, unless the endpoint could not answer.
@@ -80,6 +85,17 @@ func FuzzIntrospectionAnswer(f *testing.F) {
 		`{"active":true,"exp":-9223372036854775808,` + aud + `}`,
 		`{"active":true,"exp":` + exp + `,` + aud + `,"nbf":-9223372036854775808}`,
 		`{"active":true,"exp":` + exp + `.5,` + aud + `}`,
+		`{"active":true,"exp":` + exp + `.999999999999999999999,` + aud + `,"nbf":1.5}`,
+		`{"active":true,"exp":` + exp + `,` + aud + `,"nbf":-1}`,
+		`{"active":true,"exp":` + exp + `,` + aud + `,"nbf":-0.0}`,
+		`{"active":true,"exp":` + exp + `,` + aud + `,"nbf":1e400}`,
+		`{"active":true,"exp":` + exp + `,` + aud + `,"nbf":"1"}`,
+		`{"active":true,"exp":-0.5,` + aud + `}`,
+		`{"active":true,"exp":1e400,` + aud + `}`,
+		`{"active":true,"exp":9223372036854775808,` + aud + `}`,
+		`{"active":true,"exp":9223372036854775807.5,` + aud + `}`,
+		`{"active":true,"exp":9.2233720368547748e18,` + aud + `}`,
+		`{"active":true,"exp":[` + exp + `],` + aud + `}`,
 		`{"active":true,"exp":1e10,` + aud + `}`,
 		`{"active":true,"exp":"` + exp + `",` + aud + `}`,
 		`{"active":true,"exp":null,` + aud + `}`,
@@ -182,6 +198,11 @@ func checkIntrospectionRefusal(t *testing.T, p *wymcp.Principal, err error, answ
 		if string(m["active"]) != "true" && ae.Description != "the token is not active" {
 			t.Fatalf("an answer with active %s refused as %q, want not active", m["active"], ae.Description)
 		}
+		for name, desc := range map[string]string{"exp": "the token's expiry (exp) is not a valid time", "nbf": "the token's start (nbf) is not a valid time"} {
+			if _, ok := numericDate(m[name]); ae.Description == desc && ok {
+				t.Fatalf("refused as %q, but %s %s is a NumericDate", desc, name, m[name])
+			}
+		}
 	default:
 		t.Fatalf("Introspect refused with %v, want invalid_token or unavailable", ae.Code)
 	}
@@ -214,17 +235,17 @@ func checkIntrospectionAccepted(t *testing.T, p *wymcp.Principal, answer []byte,
 	if string(m["active"]) != "true" {
 		fail("active is %s, not true", m["active"])
 	}
-	exp, err := strconv.ParseInt(string(m["exp"]), 10, 64)
-	if err != nil {
-		fail("exp %s is not an integer", m["exp"])
+	exp, ok := numericDate(m["exp"])
+	if !ok || string(m["exp"]) == "null" {
+		fail("exp %s is not a NumericDate", m["exp"])
 	}
 	if exp <= before.Unix() {
 		fail("exp %d is not after the call began (%d)", exp, before.Unix())
 	}
 	if raw, ok := m["nbf"]; ok && string(raw) != "null" {
-		nbf, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || nbf > after.Unix() {
-			fail("nbf %s is after the call ended (%d)", raw, after.Unix())
+		nbf, ok := numericDate(raw)
+		if !ok || nbf > after.Unix() {
+			fail("nbf %s is not a NumericDate, or after the call ended (%d)", raw, after.Unix())
 		}
 	}
 	var aud any
@@ -278,4 +299,35 @@ func checkIntrospectionAccepted(t *testing.T, p *wymcp.Principal, answer []byte,
 			fail("the claims lack %q", name)
 		}
 	}
+}
+
+// numericDate reads an RFC 7519 NumericDate as the oracle of
+// FuzzIntrospectionAnswer: its whole seconds, when raw is a JSON number
+// that is not negative and is under 2⁶³ (math/big, exactly: an integer of
+// up to 19 digits, or any other number's integer part). A missing or
+// null member is 0, true.
+func numericDate(raw json.RawMessage) (int64, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, true
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil || strings.HasPrefix(string(raw), `"`) {
+		return 0, false
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, i >= 0
+	}
+	// Not an integer literal: the bounds are checked on the exact value,
+	// the seconds taken from its float64 (as the code under test reads
+	// it), which agrees except within a float64's rounding of 2⁶³ and of
+	// a fraction just under a whole second.
+	f, ok := new(big.Float).SetPrec(256).SetString(n.String())
+	if !ok || f.Sign() < 0 || f.Cmp(new(big.Float).SetUint64(1<<63)) >= 0 {
+		return 0, false
+	}
+	g, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || g >= 1<<63 {
+		return 0, false
+	}
+	return int64(g), true
 }

@@ -59,10 +59,12 @@ type JWKSOptions struct {
 	// MinRefreshInterval is the least time between two fetches once a
 	// set is held; 0 means DefaultMinRefreshInterval (30 s).
 	MinRefreshInterval time.Duration
-	// RetryInterval is the least time between two fetches while no set
-	// was ever fetched: it starts here after the first failure and doubles
-	// with each further one, up to MinRefreshInterval; 0 means
-	// DefaultJWKSRetryInterval (1 s).
+	// RetryInterval is the least time, while no set was ever fetched,
+	// from the end of a failed fetch to the next fetch: it starts here
+	// after the first failure and doubles with each further one, up to
+	// MinRefreshInterval; 0 means DefaultJWKSRetryInterval (1 s). Requests
+	// that wait while a fetch runs share its failure: one fetch runs at a
+	// time, and at most one per interval.
 	RetryInterval time.Duration
 	// MaxBytes bounds the fetched document; 0 means DefaultMaxJWKSBytes
 	// (256 KiB).
@@ -101,11 +103,18 @@ type JWKS struct {
 	// can give up when its request ends (a sync.Mutex cannot).
 	fetching chan struct{}
 	// next is the earliest time (unix nanoseconds) a fetch that is not
-	// forced may begin: MinRefreshInterval after the last fetch began, or,
-	// while no set was ever fetched, the backoff after the last failure.
-	// Written under fetching, as backoff is.
-	next       atomic.Int64
-	backoff    time.Duration
+	// forced may begin: MinRefreshInterval after the last fetch began (or,
+	// when it failed, ended), or, while no set was ever fetched, the
+	// backoff after the last failure ended. Written under fetching, as
+	// backoff is.
+	next    atomic.Int64
+	backoff time.Duration
+	// fetches counts the fetches that ended; lastErr is the error of the
+	// last one (nil when it succeeded). A caller that waited for fetching
+	// while a fetch ran takes that fetch's result instead of starting
+	// another: written under fetching, fetches read before it is taken.
+	fetches    atomic.Uint64
+	lastErr    error
 	background atomic.Bool // a background refresh is running
 }
 
@@ -163,7 +172,8 @@ func NewRemoteJWKS(jwksURL string, opts *JWKSOptions) (*JWKS, error) {
 // Refresh fetches a remote set now, within MinRefreshInterval of the last
 // fetch too; a fixed set has nothing to fetch. It is for start-up (fetch
 // before serving, and report a wrong URL at once) and for operators who
-// know the keys just changed.
+// know the keys just changed. A Refresh that waits for a fetch already
+// running takes that fetch's result.
 func (k *JWKS) Refresh(ctx context.Context) error {
 	if k.url == "" {
 		return nil
@@ -268,10 +278,13 @@ func (k *JWKS) current() *keySet { return k.set.Load() }
 // fetch fetches the set and installs it, unless the last fetch began
 // less than MinRefreshInterval ago or, while no set was ever fetched, the
 // backoff since the last failure has not passed (force skips both
-// bounds). Concurrent callers wait for one fetch and share its result; a
-// caller whose ctx ends stops waiting.
+// bounds). Concurrent callers wait for one fetch and share its result, a
+// failure as well as a new set: however many requests queue while the
+// endpoint hangs, one fetch runs, and they are all answered when it ends,
+// not one Timeout after another. A caller whose ctx ends stops waiting.
 func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 	before := k.set.Load()
+	ended := k.fetches.Load()
 	select {
 	case k.fetching <- struct{}{}:
 	case <-ctx.Done():
@@ -282,14 +295,21 @@ func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 		// Another caller fetched a new set while this one waited: use it.
 		return set, nil
 	}
+	if k.fetches.Load() != ended && k.lastErr != nil {
+		// Another caller's fetch failed while this one waited: fetching
+		// again at once would only wait out the same Timeout again.
+		return nil, k.lastErr
+	}
 	now := time.Now()
 	if !force && now.UnixNano() < k.next.Load() {
 		return nil, errRateLimited
 	}
 	k.next.Store(now.Add(k.minRefresh).UnixNano())
 	set, err := k.download(ctx)
+	k.lastErr = err
+	k.fetches.Add(1)
 	if err != nil {
-		k.failed(now)
+		k.failed(time.Now())
 		k.logger.Warn("wymcp/auth: fetching the JWKS failed", slog.String("url", k.url), slog.String("error", err.Error()))
 		return nil, err
 	}
@@ -298,14 +318,16 @@ func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 	return set, nil
 }
 
-// failed sets when the next fetch may begin after one that began at
-// began and failed. While a set is held that is MinRefreshInterval later
-// (the old set serves meanwhile). While none was ever fetched every
-// request is refused, so the set is tried again sooner: RetryInterval
-// after the first failure, doubling with each further one up to
-// MinRefreshInterval. Called under fetching.
-func (k *JWKS) failed(began time.Time) {
+// failed sets when the next fetch may begin after one that failed at
+// end: counted from its end, not its start, since a fetch that hangs
+// lasts its whole Timeout, longer than the first backoffs. While a set is
+// held that is MinRefreshInterval later (the old set serves meanwhile).
+// While none was ever fetched every request is refused, so the set is
+// tried again sooner: RetryInterval after the first failure, doubling
+// with each further one up to MinRefreshInterval. Called under fetching.
+func (k *JWKS) failed(end time.Time) {
 	if k.set.Load() != nil {
+		k.next.Store(end.Add(k.minRefresh).UnixNano())
 		return
 	}
 	if k.backoff == 0 {
@@ -313,7 +335,7 @@ func (k *JWKS) failed(began time.Time) {
 	} else {
 		k.backoff = min(2*k.backoff, k.minRefresh)
 	}
-	k.next.Store(began.Add(k.backoff).UnixNano())
+	k.next.Store(end.Add(k.backoff).UnixNano())
 }
 
 // refreshInBackground refreshes a stale set without holding up the

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/internal/mcptest"
 )
@@ -135,5 +137,107 @@ func TestJWKSReady(t *testing.T) {
 	}
 	if err := fixed.Ready(ctx); err != nil {
 		t.Errorf("a fixed set is not ready: %v", err)
+	}
+}
+
+// TestJWKSHangingEndpoint: while the JWKS endpoint hangs, requests at
+// start-up share one fetch: one is in flight, every request is answered
+// 503 when it times out (not one Timeout after another, as when each
+// waiter fetched in turn), and the next fetch begins no sooner than
+// RetryInterval after the failed one ended (not after it began: a hanging
+// fetch outlasts the backoff).
+func TestJWKSHangingEndpoint(t *testing.T) {
+	t.Parallel()
+	const (
+		timeout = 200 * time.Millisecond
+		retry   = 100 * time.Millisecond
+		n       = 10
+	)
+	var (
+		fetches, inFlight, maxInFlight atomic.Int32
+		mu                             sync.Mutex
+		starts                         []time.Time
+	)
+	stop := make(chan struct{})
+	js := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		fetches.Add(1)
+		cur := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := maxInFlight.Load(); cur > m && !maxInFlight.CompareAndSwap(m, cur); m = maxInFlight.Load() {
+		}
+		select { // hang until the fetch times out
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(js.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: no handler outlives the test
+
+	set, err := auth.NewRemoteJWKS(js.URL, &auth.JWKSOptions{
+		Timeout:            timeout,
+		RetryInterval:      retry,
+		MinRefreshInterval: time.Hour,
+		Logger:             quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := sign(t, rsaKey("rs-hang"), claims(""), nil)
+
+	began := time.Now()
+	var wg sync.WaitGroup
+	returned := make(chan time.Time, n)
+	for range n {
+		wg.Go(func() {
+			_, err := v.Verify(context.Background(), token)
+			returned <- time.Now()
+			expectCode(t, err, wymcp.AuthUnavailable)
+		})
+	}
+	wg.Wait()
+	close(returned)
+	first := time.Now()
+	var last time.Time
+	for at := range returned {
+		if at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	if d := last.Sub(began); d > timeout+300*time.Millisecond {
+		t.Errorf("the last of %d requests was answered after %v, want about one Timeout (%v)", n, d, timeout)
+	}
+	if got := fetches.Load(); got != 1 {
+		t.Errorf("%d fetches for %d concurrent requests while the endpoint hangs, want 1", got, n)
+	}
+	if got := maxInFlight.Load(); got != 1 {
+		t.Errorf("%d fetches in flight at once, want 1", got)
+	}
+
+	// Requests keep coming: the next fetch waits for the backoff, counted
+	// from the end of the failed fetch (no later than the first answer).
+	deadline := time.Now().Add(2 * time.Second)
+	for fetches.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no second fetch within 2 s")
+		}
+		_, err := v.Verify(context.Background(), token)
+		expectCode(t, err, wymcp.AuthUnavailable)
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	second := starts[1]
+	mu.Unlock()
+	if gap := second.Sub(first); gap < retry-10*time.Millisecond {
+		t.Errorf("the second fetch began %v after the first failed, want at least RetryInterval (%v)", gap, retry)
 	}
 }

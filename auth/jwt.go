@@ -73,8 +73,8 @@ type JWTOptions struct {
 //
 // Checking every request's token again is what the stateless protocol
 // asks; the signature check is what costs (tens of µs). So a token that
-// passed is remembered, by its exact bytes, until its exp (plus the
-// leeway): later requests with the same token cost a map lookup. The
+// passed is remembered, by its exact bytes (by their SHA-256 past 4 KiB),
+// until its exp (plus the leeway): later requests with the same token cost a map lookup. The
 // claims cannot differ between two copies of the same bytes, and iss and
 // aud are fixed, so the verdict stands — except that a token verified with
 // a key the JWKS has since dropped is checked again (and refused).
