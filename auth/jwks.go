@@ -305,7 +305,10 @@ func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 		return nil, errRateLimited
 	}
 	k.next.Store(now.Add(k.minRefresh).UnixNano())
-	set, err := k.download(ctx)
+	// The fetch is the set's, not the caller's: a client that leaves must
+	// not turn it into a failure (a backoff for every other request), so
+	// it ends at its own Timeout, not at the caller's cancellation.
+	set, err := k.download(context.WithoutCancel(ctx))
 	k.lastErr = err
 	k.fetches.Add(1)
 	if err != nil {

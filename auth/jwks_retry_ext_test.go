@@ -241,3 +241,60 @@ func TestJWKSHangingEndpoint(t *testing.T) {
 		t.Errorf("the second fetch began %v after the first failed, want at least RetryInterval (%v)", gap, retry)
 	}
 }
+
+// TestJWKSFetchOutlivesItsCaller: the first fetch of a set, begun for a
+// request whose client then leaves, is not cancelled with it: it ends with
+// the set installed, not as a failure that would hold every other request
+// to a backoff of 503s.
+func TestJWKSFetchOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	rs := rsaKey("rs-leave")
+	doc := jwksDoc([]testKey{rs})
+	release := make(chan struct{})
+	js := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	}))
+	t.Cleanup(js.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	set, err := auth.NewRemoteJWKS(js.URL, &auth.JWKSOptions{RetryInterval: time.Hour, MinRefreshInterval: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := sign(t, rs, claims(""), nil)
+	leaving, leave := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(leaving, token)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the fetch is under way
+	leave()
+	close(release)
+	<-done
+	// With the hour-long backoffs, a fetch that had failed would leave
+	// every request refused; the set fetched for the caller who left
+	// serves the next one at once.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p, err := v.Verify(context.Background(), token)
+		if err == nil && p != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the first caller left, a token still fails: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
