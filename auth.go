@@ -13,6 +13,7 @@ import (
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // Authenticator establishes who sent a request. A server with one runs it on
@@ -113,11 +114,7 @@ func (p *Principal) HasScope(scope string) bool {
 // typed or a raw handler alike), or nil when the server has no
 // authenticator. It must not be modified.
 func PrincipalFrom(ctx context.Context) *Principal {
-	id := caller.IdentityFrom(ctx)
-	if id == nil {
-		return nil
-	}
-	p, _ := id.Principal.(*Principal)
+	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
 }
 
@@ -232,8 +229,9 @@ type AuthOptions struct {
 	RecordSubject bool
 }
 
-// resolve checks a and returns the authentication stage's configuration.
-func (a *AuthOptions) resolve() (*config.Auth, error) {
+// resolve checks a and returns the authentication stage of a server
+// serving set.
+func (a *AuthOptions) resolve(set *tools.Set) (*config.Auth, error) {
 	if a.Authenticator == nil {
 		return nil, errors.New("wymcp: AuthOptions needs an Authenticator")
 	}
@@ -250,70 +248,7 @@ func (a *AuthOptions) resolve() (*config.Auth, error) {
 			return nil, fmt.Errorf("wymcp: AuthOptions.RequiredScopes: invalid scope %q (RFC 6749 §3.3)", s)
 		}
 	}
-	authn := a.Authenticator
-	return &config.Auth{
-		Authenticate: func(ctx context.Context, r *http.Request) (*caller.Identity, *config.AuthRefusal) {
-			p, err := authn.Authenticate(ctx, r)
-			if err != nil {
-				return nil, refusal(err, r)
-			}
-			if p == nil {
-				return nil, &config.AuthRefusal{Kind: config.RefuseInvalidToken,
-					Cause: errors.New("the authenticator returned no principal and no error")}
-			}
-			key := bindingKey(p)
-			if key == "" {
-				return nil, &config.AuthRefusal{Kind: config.RefuseInvalidToken,
-					Cause: errors.New("the authenticator's principal names neither a subject nor a client")}
-			}
-			return &caller.Identity{Subject: key, Scopes: p.Scopes, Principal: p}, nil
-		},
-		ResourceMetadata: a.ResourceMetadata,
-		RequiredScopes:   slices.Clone(a.RequiredScopes),
-		RecordSubject:    a.RecordSubject,
-	}, nil
-}
-
-// bindingKey returns the caller's key, what per-caller state binds to
-// (caller.Identity.Subject): "sub:" and the principal's subject, or
-// "client:" and its client id when it has no subject, so that a user and a
-// client of the same name never share one; "" when it names neither, which
-// is refused. It is made here and nowhere else (docs/design.md §6).
-func bindingKey(p *Principal) string {
-	switch {
-	case p.Subject != "":
-		return "sub:" + p.Subject
-	case p.ClientID != "":
-		return "client:" + p.ClientID
-	}
-	return ""
-}
-
-// refusal maps an authenticator's error onto the stage's refusal kinds.
-func refusal(err error, r *http.Request) *config.AuthRefusal {
-	var ae *AuthError
-	if !errors.As(err, &ae) {
-		kind := config.RefuseNoToken
-		if len(r.Header.Values("Authorization")) > 0 {
-			kind = config.RefuseInvalidToken
-		}
-		return &config.AuthRefusal{Kind: kind, Cause: err}
-	}
-	ref := &config.AuthRefusal{Description: ae.Description, Scopes: ae.Scopes, Cause: err}
-	switch ae.Code {
-	case AuthNoToken:
-		ref.Kind = config.RefuseNoToken
-	case AuthInvalidRequest:
-		ref.Kind = config.RefuseInvalidRequest
-	case AuthInsufficientScope:
-		ref.Kind = config.RefuseInsufficientScope
-	case AuthUnavailable:
-		ref.Kind = config.RefuseUnavailable
-	default:
-		// AuthInvalidToken, and a code this version does not know: refuse.
-		ref.Kind = config.RefuseInvalidToken
-	}
-	return ref
+	return &config.Auth{Check: newAuthStage(a, set).check, RecordSubject: a.RecordSubject}, nil
 }
 
 // Readier is implemented by an [Authenticator] that can be unable to check

@@ -151,7 +151,11 @@ func newRoundServer(t testing.TB, opts *wymcp.Options) *mcptest.Endpoint {
 	}
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	withSubject := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeHTTP(w, r.WithContext(caller.WithSubject(r.Context(), r.Header.Get(subjectHeader))))
+		ctx := r.Context()
+		if sub := r.Header.Get(subjectHeader); sub != "" {
+			ctx = caller.WithIdentity(ctx, &caller.Identity{Subject: sub})
+		}
+		srv.ServeHTTP(w, r.WithContext(ctx))
 	})
 	return mcptest.Serve(t, withSubject, info)
 }

@@ -233,7 +233,7 @@ func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, 
 	}
 	if o.Auth != nil {
 		var err error
-		if cfg.Auth, err = o.Auth.resolve(); err != nil {
+		if cfg.Auth, err = o.Auth.resolve(set); err != nil {
 			return nil, err
 		}
 	} else {

@@ -3,23 +3,17 @@ package caller
 import "context"
 
 // Identity is the caller as the authentication stage established it: what
-// the server itself reads (the subject and the granted scopes, to decide
-// what the caller may call and see) and the public principal value that
-// tools read through wymcp.PrincipalFrom. It is read-only once stored: an
-// authenticator may hand the same principal to many requests.
+// the server itself reads, the caller's key and the scopes granted to it,
+// to decide what the caller may call and see and what binds to it. The
+// facade keeps its own Principal beside it (wymcp.PrincipalFrom). It is
+// read-only once stored.
 type Identity struct {
-	// Subject is the caller's key, what per-caller state binds to (the
-	// multi-round-trip requestState, the span's enduser.id): "sub:" and
-	// the principal's subject, or "client:" and its client id when it has
-	// no subject, made in one place (the root package's auth.go). It is
-	// never empty: a principal that names neither is refused, so two
-	// callers share a key only when they are the same subject, or the same
-	// client.
+	// Subject is the caller's key: "sub:" and a token's subject, or
+	// "client:" and its client when it has no subject (wymcp.Principal.Subject).
+	// Never empty for an authenticated caller.
 	Subject string
 	// Scopes are the OAuth scopes granted to the caller.
 	Scopes []string
-	// Principal is the authenticator's own value (a *wymcp.Principal).
-	Principal any
 }
 
 type identityKey struct{}

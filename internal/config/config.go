@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/wymcp/wymcp/internal/caller"
+	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -66,43 +66,31 @@ type Server struct {
 	Auth *Auth
 }
 
-// Auth is the authentication stage's configuration (docs/design.md §3
-// stage 3): wymcp.AuthOptions after checking, with the embedder's
-// Authenticator adapted to the internal types (transport cannot import
-// the facade).
+// Auth is the authentication stage (docs/design.md §3 stage 3) as the
+// facade built it from wymcp.AuthOptions: the facade decides, since it owns
+// the types a decision is made of (Principal, AuthError); the transport
+// runs Check, contains a panic inside it, and writes what it returns.
 type Auth struct {
-	// Authenticate runs the embedder's authenticator and returns the
-	// caller, or why not. It may panic: the stage contains it.
-	Authenticate func(ctx context.Context, r *http.Request) (*caller.Identity, *AuthRefusal)
-	// ResourceMetadata is the RFC 9728 document's URL for the challenges;
-	// "" leaves resource_metadata out.
-	ResourceMetadata string
-	// RequiredScopes are needed by every request.
-	RequiredScopes []string
-	// RecordSubject puts the principal's subject on spans.
+	// Check authenticates r, a request naming tool (nil when it names
+	// none), and returns ctx carrying the caller (internal/caller, and the
+	// facade's principal), or the answer that refuses it. It may panic.
+	Check func(ctx context.Context, r *http.Request, tool *tools.Tool) (context.Context, *AuthAnswer)
+	// RecordSubject puts the caller's key on spans.
 	RecordSubject bool
 }
 
-// RefusalKind is the kind of an authenticator's refusal; each has its
-// status and challenge (docs/design.md §5).
-type RefusalKind uint8
-
-// The refusal kinds, one per wymcp.AuthCode.
-const (
-	RefuseNoToken           RefusalKind = iota + 1 // 401, no error code
-	RefuseInvalidToken                             // 401 invalid_token
-	RefuseInvalidRequest                           // 400 invalid_request
-	RefuseInsufficientScope                        // 403 insufficient_scope
-	RefuseUnavailable                              // 503, Retry-After, logged
-)
-
-// AuthRefusal is an authenticator's refusal, as the stage answers it.
-type AuthRefusal struct {
-	Kind RefusalKind
-	// Description is the challenge's error_description ("" for none).
-	Description string
-	// Scopes are scopes the authenticator found missing.
-	Scopes []string
-	// Cause is for the log; never sent.
-	Cause error
+// AuthAnswer is the answer to a request the authentication stage refuses
+// (docs/design.md §5): what the transport writes and records.
+type AuthAnswer struct {
+	Status int
+	// Header holds the answer's headers (WWW-Authenticate, Retry-After).
+	Header map[string]string
+	// Err is the JSON-RPC error, answered with the request's id.
+	Err *wire.Error
+	// Kind names the refusal on the span: "no_token", "invalid_token",
+	// "invalid_request", "insufficient_scope" or "unavailable".
+	Kind string
+	// Unavailable, when set, is why the credential could not be checked:
+	// logged (throttled) and put on the span, never sent.
+	Unavailable error
 }

@@ -65,7 +65,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		h.hosts[host] = true
 	}
 	if cfg.Auth != nil {
-		h.auth = newAuthStage(cfg.Auth, cfg.Tools)
+		h.auth = newAuthStage(cfg.Auth)
 	}
 	return h
 }
