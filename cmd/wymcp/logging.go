@@ -17,6 +17,8 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc/grpclog"
+
+	"github.com/wymcp/wymcp/internal/telemetry"
 )
 
 // The log formats of -log-format.
@@ -261,42 +263,16 @@ func (h currentHandler) then(f func(slog.Handler) slog.Handler) func(slog.Handle
 // otelErrors takes the errors OpenTelemetry reports other than the failed
 // exports, which the exporters' wrappers log with their endpoint
 // (otel.go): at most one line per exportLogInterval.
-var otelErrors = &limiter{}
+var otelErrors = &otelErrorLog{limit: telemetry.Limiter{Interval: exportLogInterval}}
 
 // exportLogInterval is how often a failure that persists is logged again:
 // a dead collector fails every export, and must not flood the log.
 const exportLogInterval = time.Minute
 
-// limiter lets a recurring failure through once per exportLogInterval,
-// counting the ones it holds back.
-type limiter struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
+// otelErrorLog is otel's error handler: the errors it is handed, throttled.
+type otelErrorLog struct{ limit telemetry.Limiter }
 
-// allow reports whether to log a failure now, and how many it held back
-// since the last one it let through.
-func (l *limiter) allow(now time.Time) (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() && now.Sub(l.last) < exportLogInterval {
-		l.suppressed++
-		return false, 0
-	}
-	n := l.suppressed
-	l.last, l.suppressed = now, 0
-	return true, n
-}
-
-// reset lets the next failure through at once (after a success).
-func (l *limiter) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.last, l.suppressed = time.Time{}, 0
-}
-
-func (l *limiter) handle(err error) {
+func (l *otelErrorLog) handle(err error) {
 	if _, ok := errors.AsType[*exportError](err); ok {
 		return // logged by the exporter's wrapper, with its endpoint
 	}
@@ -305,7 +281,7 @@ func (l *limiter) handle(err error) {
 		// nothing was lost that the flush at exit does not report.
 		return
 	}
-	ok, suppressed := l.allow(time.Now())
+	ok, suppressed := l.limit.Allow(time.Now())
 	if !ok {
 		return
 	}

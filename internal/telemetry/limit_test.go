@@ -63,6 +63,29 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
+// TestLimiterIntervalAndReset: a Limiter with an Interval of its own lets
+// one record through per Interval; Reset lets the next one through at once,
+// with nothing held back to report.
+func TestLimiterIntervalAndReset(t *testing.T) {
+	t.Parallel()
+	l := Limiter{Interval: time.Minute}
+	t0 := time.Unix(1_000_000, 0)
+	if ok, _ := l.Allow(t0); !ok {
+		t.Fatal("the first record was held back")
+	}
+	if ok, _ := l.Allow(t0.Add(59 * time.Second)); ok {
+		t.Error("a record within the minute was let through")
+	}
+	if ok, n := l.Allow(t0.Add(time.Minute)); !ok || n != 1 {
+		t.Errorf("a minute later: %v, %d; want true, 1", ok, n)
+	}
+	l.Allow(t0.Add(time.Minute + time.Second))
+	l.Reset()
+	if ok, n := l.Allow(t0.Add(time.Minute + 2*time.Second)); !ok || n != 0 {
+		t.Errorf("after Reset: %v, %d; want true, 0", ok, n)
+	}
+}
+
 // TestLimiterReportsABurst: records held back after the last one written
 // are reported once their interval is over, when no written record has
 // reported them: a burst that stops is still counted, once.
