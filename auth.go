@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -248,7 +247,11 @@ func (a *AuthOptions) resolve(set *tools.Set) (*config.Auth, error) {
 			return nil, fmt.Errorf("wymcp: AuthOptions.RequiredScopes: invalid scope %q (RFC 6749 §3.3)", s)
 		}
 	}
-	return &config.Auth{Check: newAuthStage(a, set).check, RecordSubject: a.RecordSubject}, nil
+	auth := &config.Auth{Check: newAuthStage(a, set).check, RecordSubject: a.RecordSubject}
+	if r, ok := a.Authenticator.(Readier); ok {
+		auth.Ready = r.Ready
+	}
+	return auth, nil
 }
 
 // Readier is implemented by an [Authenticator] that can be unable to check
@@ -264,45 +267,4 @@ func (a *AuthOptions) resolve(set *tools.Set) (*config.Auth, error) {
 // context.
 type Readier interface {
 	Ready(ctx context.Context) error
-}
-
-// readierOf returns the authenticator of opts as a Readier, nil when auth
-// is off or the authenticator is not one.
-func readierOf(opts *Options) Readier {
-	if opts == nil || opts.Auth == nil {
-		return nil
-	}
-	r, _ := opts.Auth.Authenticator.(Readier)
-	return r
-}
-
-// withAuthReadiness returns the readiness endpoint next, answering 503
-// "auth not ready" to a probe while the server's authenticator is not
-// ready (see Readier). A draining server, and a method the endpoint does
-// not serve, are next's to answer.
-func (s *Server) withAuthReadiness(next http.Handler) http.Handler {
-	if s.authReady == nil {
-		return next
-	}
-	return authReadiness{next: next, s: s}
-}
-
-type authReadiness struct {
-	next http.Handler
-	s    *Server
-}
-
-func (a authReadiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
-	if !probe || a.s.Draining() || a.s.authReady.Ready(r.Context()) == nil {
-		a.next.ServeHTTP(w, r)
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/plain; charset=utf-8")
-	hdr.Set("Cache-Control", "no-store") // as the endpoint's own answers
-	w.WriteHeader(http.StatusServiceUnavailable)
-	if r.Method != http.MethodHead {
-		_, _ = io.WriteString(w, "auth not ready\n")
-	}
 }

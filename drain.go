@@ -90,7 +90,7 @@ func (s *Server) Draining() bool { return s.handler.Draining() }
 // check (a kubelet probes with the pod's address as Host), no
 // authentication, no span or metric, so probes cost one flag read and
 // never show up as operations.
-func (s *Server) ReadinessHandler() http.Handler { return s.withAuthReadiness(s.handler.Readiness()) }
+func (s *Server) ReadinessHandler() http.Handler { return s.handler.Readiness() }
 
 // Shutdown stops the server: it drains as Drain does (at once if a Drain
 // already waited the delay out), then stops admitting requests (new ones

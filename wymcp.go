@@ -148,9 +148,6 @@ type Server struct {
 	handler *transport.Handler
 	system  *actors.System
 	drain   drain
-	// authReady is the authenticator's readiness (auth.go), nil when it
-	// has none.
-	authReady Readier
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -176,7 +173,7 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 		return nil, err
 	}
 	h := transport.New(cfg, sys, telemetry.New(cfg))
-	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}, authReady: readierOf(opts)}, nil
+	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}}, nil
 }
 
 // resolve returns the configuration o stands for: every zero field replaced

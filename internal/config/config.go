@@ -77,6 +77,10 @@ type Auth struct {
 	Check func(ctx context.Context, r *http.Request, tool *tools.Tool) (context.Context, *AuthAnswer)
 	// RecordSubject puts the caller's key on spans.
 	RecordSubject bool
+	// Ready reports whether the authenticator can check any token at all
+	// (wymcp.Readier); nil when it always can. The readiness endpoint
+	// answers 503 while it fails.
+	Ready func(context.Context) error
 }
 
 // AuthAnswer is the answer to a request the authentication stage refuses

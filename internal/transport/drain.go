@@ -121,6 +121,9 @@ func (rd readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, text = http.StatusMethodNotAllowed, "method not allowed\n"
 	case rd.h.Draining():
 		status, text = http.StatusServiceUnavailable, "draining\n"
+	case rd.h.authReady != nil && rd.h.authReady(r.Context()) != nil:
+		// Every call would be answered 503: route elsewhere meanwhile.
+		status, text = http.StatusServiceUnavailable, "auth not ready\n"
 	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {

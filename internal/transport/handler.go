@@ -33,6 +33,9 @@ type Handler struct {
 	origins     map[string]bool
 	hosts       map[string]bool
 	auth        *authStage // nil: auth off
+	// authReady is the authenticator's readiness (config.Auth.Ready); nil
+	// when it is always ready.
+	authReady func(context.Context) error
 
 	// The drain (drain.go): draining from the start of the lame duck,
 	// closing once requests are no longer admitted.
@@ -66,6 +69,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 	}
 	if cfg.Auth != nil {
 		h.auth = newAuthStage(cfg.Auth)
+		h.authReady = cfg.Auth.Ready
 	}
 	return h
 }
