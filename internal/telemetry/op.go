@@ -159,34 +159,35 @@ func (op *Op) fault(ctx context.Context, where string, reason any, stack []byte,
 }
 
 // faultLogs throttles the log of contained faults, a Limiter per
-// containment, so that a storm of one kind (a tool that panics on every
-// call) does not hide the first fault of another (the supervisor's).
-type faultLogs struct {
-	supervisor, tool, authenticator, other Limiter
-}
+// containment ("supervisor", "tool", "authenticator"; any other where
+// shares "other"), so that a storm of one kind (a tool that panics on
+// every call) does not hide the first fault of another (the supervisor's).
+type faultLogs map[string]*Limiter
 
-// init makes each of the fault logs' limiters report the faults it held
-// back that no later record reported (each span has them all).
-func (f *faultLogs) init(logger *slog.Logger) {
-	for where, l := range map[string]*Limiter{"supervisor": &f.supervisor, "tool": &f.tool, "authenticator": &f.authenticator, "other": &f.other} {
-		l.Report = func(n int64) {
-			logger.LogAttrs(context.Background(), slog.LevelError, "wymcp: contained faults not logged",
-				slog.String("containment", where), slog.Int64("suppressed", n))
+// newFaultLogs returns the fault logs' limiters, each reporting to logger
+// the faults it held back that no later record reported (each span has
+// them all).
+func newFaultLogs(logger *slog.Logger) faultLogs {
+	f := faultLogs{}
+	for _, where := range []string{"supervisor", "tool", "authenticator", "other"} {
+		l := &Limiter{}
+		if logger != nil {
+			l.Report = func(n int64) {
+				logger.LogAttrs(context.Background(), slog.LevelError, "wymcp: contained faults not logged",
+					slog.String("containment", where), slog.Int64("suppressed", n))
+			}
 		}
+		f[where] = l
 	}
+	return f
 }
 
 // of returns the Limiter of the containment where.
-func (f *faultLogs) of(where string) *Limiter {
-	switch where {
-	case "supervisor":
-		return &f.supervisor
-	case "tool":
-		return &f.tool
-	case "authenticator":
-		return &f.authenticator
+func (f faultLogs) of(where string) *Limiter {
+	if l, ok := f[where]; ok {
+		return l
 	}
-	return &f.other
+	return f["other"]
 }
 
 // End closes the span with the answer: code is the JSON-RPC error code (0

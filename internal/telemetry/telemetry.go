@@ -63,9 +63,9 @@ func New(cfg *config.Server) *Observer {
 		logger:     logger,
 		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		tracing:    traceSwitch(cfg.TracerProvider, tp),
+		faultLog:   newFaultLogs(logger),
 	}
 	if logger != nil {
-		o.faultLog.init(logger)
 		o.unavailableLog.Report = func(n int64) {
 			logger.LogAttrs(context.Background(), slog.LevelError, "wymcp: dependency unavailable, not logged",
 				slog.Int64("suppressed", n))
