@@ -77,10 +77,7 @@ func TestJWTPrincipalIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	c := claims("")
 	delete(c, "sub")
 	p, err := v.Verify(context.Background(), sign(t, rs, c, nil))

@@ -56,10 +56,7 @@ func TestJWKSRetriedPromptly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	hs := serveMCP(t, v)
 	token := sign(t, rs, claims(""), nil)
 
@@ -102,10 +99,7 @@ func TestJWKSReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	ctx := context.Background()
 	if err := v.Ready(ctx); err == nil {
 		t.Fatal("ready before any fetch")
@@ -185,10 +179,7 @@ func TestJWKSHangingEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	token := sign(t, rsaKey("rs-hang"), claims(""), nil)
 
 	began := time.Now()
@@ -268,10 +259,7 @@ func TestJWKSFetchOutlivesItsCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	token := sign(t, rs, claims(""), nil)
 	leaving, leave := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -30,10 +30,7 @@ func newJWTServer(t *testing.T, keys []testKey, opts *auth.JWKSOptions) (*mcptes
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	return serveMCP(t, v), js, v
 }
 
@@ -268,10 +265,7 @@ func TestJWKSUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	hs := serveMCP(t, v)
 	rep := hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), sign(t, rsaKey("k"), claims(""), nil)))
 	expectRefused(t, rep, 503, -32603, "1", "")
@@ -335,10 +329,7 @@ func TestParseJWKS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustJWT(t, set)
 	hs := serveMCP(t, v)
 	expectCalled(t, hs.Send(t, bearer(mcptest.ToolCall("echo", `{}`), sign(t, rs, claims(""), nil))), "user-42")
 	// A JWK without alg verifies any RSA algorithm, RS* and PS*.
@@ -396,4 +387,14 @@ func TestJWKSFirstFetchShared(t *testing.T) {
 	if n := js.fetches.Load(); n != 1 {
 		t.Errorf("%d fetches for 20 concurrent first requests, want 1", n)
 	}
+}
+
+// mustJWT returns the verifier of the test issuer and audience over set.
+func mustJWT(t testing.TB, set *auth.JWKS) *auth.JWT {
+	t.Helper()
+	v, err := auth.NewJWT(testIssuer, testAudience, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

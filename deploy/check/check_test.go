@@ -652,16 +652,7 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 	usage, _ := exec.Command(wymcp, "-h").CombinedOutput()
 	hasDrain := bytes.Contains(usage, []byte("-drain-delay"))
 	probe := func(path string) (int, string) {
-		out, err := exec.Command(hc, "-timeout", "2s", base+path).CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, string(out)
-		case errors.As(err, &ee):
-			return ee.ExitCode(), string(out)
-		}
-		t.Fatalf("healthcheck: %v", err)
-		return -1, ""
+		return exitOf(t, exec.Command(hc, "-timeout", "2s", base+path))
 	}
 	// The image's HEALTHCHECK command, as it is, with the image's
 	// environment: it finds the server through WYMCP_ADDR.
@@ -672,16 +663,7 @@ func TestBinariesAsTheDockerfileBuilds(t *testing.T) {
 		}
 		c := exec.Command(hc, argv[1:]...)
 		c.Env = []string{addr}
-		out, err := c.CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, string(out)
-		case errors.As(err, &ee):
-			return ee.ExitCode(), string(out)
-		}
-		t.Fatalf("healthcheck: %v", err)
-		return -1, ""
+		return exitOf(t, c)
 	}
 	code, msg := healthcheck()
 	switch {
@@ -731,4 +713,20 @@ func cmdUID(cmd *exec.Cmd) int {
 		return int(cmd.SysProcAttr.Credential.Uid)
 	}
 	return os.Geteuid()
+}
+
+// exitOf runs the prober c and returns its exit status and its output; a
+// prober that could not be run fails the test.
+func exitOf(t *testing.T, c *exec.Cmd) (int, string) {
+	t.Helper()
+	out, err := c.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	t.Fatalf("healthcheck: %v", err)
+	return -1, ""
 }
