@@ -8,10 +8,11 @@ import (
 	"github.com/wymcp/wymcp"
 )
 
-// MaxTokenBytes bounds an access token. Real tokens are well under 2 KiB
-// (a JWT with a few claims is ~800 bytes); a longer one is refused before
-// any parsing, so that no authenticator spends work on a blob.
-const MaxTokenBytes = 8 << 10
+// maxTokenBytes bounds an access token: the 8 KiB BearerToken documents.
+// Real tokens are well under 2 KiB (a JWT with a few claims is ~800
+// bytes); a longer one is refused before any parsing, so that no
+// authenticator spends work on a blob.
+const maxTokenBytes = 8 << 10
 
 // BearerToken returns the access token of r's Authorization header (RFC
 // 6750 §2.1: "Bearer", one or more spaces, a token68). The refusals are
@@ -29,7 +30,9 @@ const MaxTokenBytes = 8 << 10
 //   - two Authorization headers: AuthInvalidRequest (RFC 6750 §3.1: more
 //     than one credential makes the request invalid; neither is picked);
 //   - an empty token, one with characters outside token68, or one longer
-//     than MaxTokenBytes: AuthInvalidToken.
+//     than 8 KiB (8192 bytes): AuthInvalidToken. Real tokens are far
+//     shorter; a longer one is refused before any parsing, so that no
+//     authenticator spends work on a blob.
 //
 // It is exported for embedders writing their own Authenticator, so that
 // every authenticator reads the header by the same rules.
@@ -105,10 +108,10 @@ func tokenInQuery(raw string) bool {
 	return false
 }
 
-// checkToken refuses an empty token, one longer than MaxTokenBytes, and
+// checkToken refuses an empty token, one longer than maxTokenBytes, and
 // one that is not a token68.
 func checkToken(token string) error {
-	if token == "" || len(token) > MaxTokenBytes || !isToken68(token) {
+	if token == "" || len(token) > maxTokenBytes || !isToken68(token) {
 		return errMalformed
 	}
 	return nil

@@ -7,16 +7,17 @@ import (
 	"time"
 )
 
-// DefaultCacheSize is the number of verified tokens an authenticator
-// remembers. Clients reuse one token for every request until it expires,
-// so a cache of recent tokens turns the signature check (tens of µs for
-// RS256 or ES256) or the introspection round trip (milliseconds) into a
-// map lookup for all but a token's first request.
-const DefaultCacheSize = 4096
+// defaultCacheSize is the number of verified tokens an authenticator
+// remembers when its options' CacheSize is 0. Clients reuse one token for
+// every request until it expires, so a cache of recent tokens turns the
+// signature check (tens of µs for RS256 or ES256) or the introspection
+// round trip (milliseconds) into a map lookup for all but a token's first
+// request.
+const defaultCacheSize = 4096
 
 // maxKeyedToken bounds the tokens that key the cache as they are: a
-// longer one (up to MaxTokenBytes) is keyed by its SHA-256 instead, so
-// that the keys' memory stays bounded by DefaultCacheSize × 4 KiB while
+// longer one (up to maxTokenBytes) is keyed by its SHA-256 instead, so
+// that the keys' memory stays bounded by defaultCacheSize × 4 KiB while
 // long tokens are cached like short ones (a client retrying a large dead
 // token would otherwise cost a check, or a call, per request). Short
 // tokens, nearly all of them, skip the hash.
@@ -55,7 +56,7 @@ func newTokenCache[V any](size int) *tokenCache[V] {
 		return nil
 	}
 	if size == 0 {
-		size = DefaultCacheSize
+		size = defaultCacheSize
 	}
 	c := &tokenCache[V]{seed: maphash.MakeSeed(), perShard: max(1, size/cacheShards)}
 	for i := range c.shards {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestTokenCacheLongTokens: a token longer than maxKeyedToken (up to
-// MaxTokenBytes) is cached like a short one, keyed by its digest: it
+// maxTokenBytes) is cached like a short one, keyed by its digest: it
 // hits, a token differing in one byte does not, forget drops it, and
 // short and long tokens of one cache do not meet.
 func TestTokenCacheLongTokens(t *testing.T) {
@@ -16,7 +16,7 @@ func TestTokenCacheLongTokens(t *testing.T) {
 	c := newTokenCache[string](0)
 	now := time.Now()
 	until := now.Add(time.Minute)
-	for _, n := range []int{maxKeyedToken, maxKeyedToken + 1, 5 << 10, 6 << 10, MaxTokenBytes} {
+	for _, n := range []int{maxKeyedToken, maxKeyedToken + 1, 5 << 10, 6 << 10, maxTokenBytes} {
 		token := strings.Repeat("A", n-1) + "x"
 		other := strings.Repeat("A", n-1) + "y"
 		c.put(token, "v"+strconv.Itoa(n), until)

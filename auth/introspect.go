@@ -18,25 +18,26 @@ import (
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
-// The defaults that zero fields of IntrospectionOptions stand for.
+// The defaults that zero fields of IntrospectionOptions stand for, each
+// stated in its field's documentation too.
 const (
-	// DefaultIntrospectionCacheTTL is the longest an active answer is
+	// defaultIntrospectionCacheTTL is the longest an active answer is
 	// reused (never past the token's exp). Introspection is how opaque
 	// tokens are revoked early; a minute bounds how long a revoked token
 	// still works, while sparing the authorization server a round trip
 	// per request.
-	DefaultIntrospectionCacheTTL = time.Minute
-	// DefaultIntrospectionNegativeTTL is how long a refusal (an inactive
+	defaultIntrospectionCacheTTL = time.Minute
+	// defaultIntrospectionNegativeTTL is how long a refusal (an inactive
 	// token, an answer that fails a check) is reused: long enough that a
 	// client retrying a dead token in a loop costs the authorization server
 	// little, short enough not to matter to a token not yet valid.
-	DefaultIntrospectionNegativeTTL = 5 * time.Second
-	// DefaultMaxIntrospectionCalls bounds the calls to the endpoint in
+	defaultIntrospectionNegativeTTL = 5 * time.Second
+	// defaultMaxIntrospectionCalls bounds the calls to the endpoint in
 	// flight at once. Each token not seen before costs one call, so
 	// without a bound anyone could make the server open as many calls to
 	// the authorization server as requests it can send; a server busy with
 	// this many is answering its callers slowly already.
-	DefaultMaxIntrospectionCalls = 64
+	defaultMaxIntrospectionCalls = 64
 	// maxIntrospectionBytes bounds an introspection answer; real ones are
 	// a few hundred bytes.
 	maxIntrospectionBytes = 64 << 10
@@ -53,27 +54,26 @@ type IntrospectionOptions struct {
 	// Redirects are never followed: the client's credentials go to the
 	// configured endpoint only.
 	HTTPClient *http.Client
-	// Timeout bounds one introspection; 0 means DefaultFetchTimeout (5 s).
+	// Timeout bounds one introspection; 0 means 5 s.
 	Timeout time.Duration
 	// CacheTTL is the longest an active answer is reused, never past the
-	// token's exp; 0 means DefaultIntrospectionCacheTTL (1 minute);
-	// negative turns the cache of active answers off.
+	// token's exp; 0 means 1 minute; negative turns the cache of active
+	// answers off.
 	CacheTTL time.Duration
 	// NegativeCacheTTL is how long a refusal (an inactive token, an
-	// answer that fails a check) is reused; 0 means
-	// DefaultIntrospectionNegativeTTL (5 s); negative turns the cache of
-	// refusals off. An endpoint that could not answer is never cached.
+	// answer that fails a check) is reused; 0 means 5 s; negative turns
+	// the cache of refusals off. An endpoint that could not answer is
+	// never cached.
 	NegativeCacheTTL time.Duration
-	// CacheSize is the number of active answers remembered; 0 means
-	// DefaultCacheSize (4096). Refusals are remembered apart, in a cache
-	// of the same size, so that a flood of unknown tokens never evicts a
-	// valid one.
+	// CacheSize is the number of active answers remembered; 0 means 4096.
+	// Refusals are remembered apart, in a cache of the same size, so that
+	// a flood of unknown tokens never evicts a valid one.
 	CacheSize int
 	// MaxConcurrentCalls bounds the calls to the endpoint in flight at
-	// once; 0 means DefaultMaxIntrospectionCalls (64). A request whose
-	// token would need one more call is answered at once with
-	// AuthUnavailable (503 with Retry-After); requests with a token
-	// already being asked about wait for that call instead.
+	// once; 0 means 64. A request whose token would need one more call is
+	// answered at once with AuthUnavailable (503 with Retry-After);
+	// requests with a token already being asked about wait for that call
+	// instead.
 	MaxConcurrentCalls int
 }
 
@@ -161,20 +161,20 @@ func NewIntrospection(endpoint, clientID, clientSecret, audience string, opts *I
 		audience: audience,
 		issuer:   opts.Issuer,
 		client:   noRedirects(opts.HTTPClient),
-		timeout:  orDefault(opts.Timeout, DefaultFetchTimeout),
+		timeout:  orDefault(opts.Timeout, defaultFetchTimeout),
 		ttl:      opts.CacheTTL,
 		negTTL:   opts.NegativeCacheTTL,
-		calls:    make(chan struct{}, orDefault(opts.MaxConcurrentCalls, DefaultMaxIntrospectionCalls)),
+		calls:    make(chan struct{}, orDefault(opts.MaxConcurrentCalls, defaultMaxIntrospectionCalls)),
 		flying:   map[string]*flight{},
 	}
 	if in.ttl == 0 {
-		in.ttl = DefaultIntrospectionCacheTTL
+		in.ttl = defaultIntrospectionCacheTTL
 	}
 	if in.ttl > 0 {
 		in.cache = newTokenCache[*wymcp.Principal](opts.CacheSize)
 	}
 	if in.negTTL == 0 {
-		in.negTTL = DefaultIntrospectionNegativeTTL
+		in.negTTL = defaultIntrospectionNegativeTTL
 	}
 	if in.negTTL > 0 {
 		in.refused = newTokenCache[error](opts.CacheSize)
@@ -185,13 +185,20 @@ func NewIntrospection(endpoint, clientID, clientSecret, audience string, opts *I
 var _ wymcp.Authenticator = (*Introspection)(nil)
 
 // Authenticate reads the bearer token of r (see [BearerToken]) and
-// introspects it (see [Introspection.Introspect]).
+// introspects it (see [Introspection]): it returns the principal of an
+// active token, or a [*wymcp.AuthError]: AuthInvalidToken for a token the
+// authorization server says is inactive or that fails a check,
+// AuthUnavailable when the endpoint could not answer, or when
+// MaxConcurrentCalls calls are in flight already and the token is not the
+// subject of one. ctx bounds the call (with Timeout): a caller whose ctx
+// ends stops waiting, and the call is cancelled when no other caller waits
+// for it.
 func (in *Introspection) Authenticate(ctx context.Context, r *http.Request) (*wymcp.Principal, error) {
-	token, err := bearer(r) // Introspect checks the token's characters
+	token, err := bearer(r) // introspect checks the token's characters
 	if err != nil {
 		return nil, err
 	}
-	return in.Introspect(ctx, token)
+	return in.introspect(ctx, token)
 }
 
 var (
@@ -201,16 +208,10 @@ var (
 	errTooManyCalls = unavailable(errors.New("auth: introspection: MaxConcurrentCalls calls to the endpoint are in flight already"))
 )
 
-// Introspect returns the principal of an active token (checking its
+// introspect returns the principal of an active token (checking its
 // syntax first, as [BearerToken] does, unless the same token was answered
-// before), or a
-// [*wymcp.AuthError]: AuthInvalidToken for a token the authorization
-// server says is inactive or that fails a check above, AuthUnavailable
-// when the endpoint could not answer, or when MaxConcurrentCalls calls are
-// in flight already and the token is not the subject of one. ctx bounds
-// the call (with Timeout): a caller whose ctx ends stops waiting, and the
-// call is cancelled when no other caller waits for it.
-func (in *Introspection) Introspect(ctx context.Context, token string) (*wymcp.Principal, error) {
+// before), or Authenticate's refusals.
+func (in *Introspection) introspect(ctx context.Context, token string) (*wymcp.Principal, error) {
 	now := time.Now()
 	if p, ok := in.cache.get(token, now); ok {
 		return p, nil

@@ -13,34 +13,35 @@ import (
 	"time"
 )
 
-// The defaults that zero fields of JWKSOptions stand for.
+// The defaults that zero fields of JWKSOptions stand for, each stated in
+// its field's documentation too.
 const (
-	// DefaultFetchTimeout bounds one fetch of a JWKS or one introspection:
+	// defaultFetchTimeout bounds one fetch of a JWKS or one introspection:
 	// long enough for a distant authorization server, short enough that a
 	// request waiting on it is answered (503) while its client still waits.
-	DefaultFetchTimeout = 5 * time.Second
-	// DefaultJWKSMaxAge is how long a fetched set is used before it is
+	defaultFetchTimeout = 5 * time.Second
+	// defaultJWKSMaxAge is how long a fetched set is used before it is
 	// fetched again (in the background: requests keep using the old set
 	// meanwhile). Authorization servers publish a new key well before
 	// signing with it, and an unknown kid triggers a fetch anyway.
-	DefaultJWKSMaxAge = 15 * time.Minute
-	// DefaultMinRefreshInterval is the least time between two fetches of a
+	defaultJWKSMaxAge = 15 * time.Minute
+	// defaultMinRefreshInterval is the least time between two fetches of a
 	// set. A token naming a kid the set lacks triggers a fetch (the
 	// authorization server may have rotated its keys), and without this
 	// bound anyone could make the server fetch on every request.
-	DefaultMinRefreshInterval = 30 * time.Second
-	// DefaultJWKSRetryInterval is the wait after the first failed fetch of
+	defaultMinRefreshInterval = 30 * time.Second
+	// defaultJWKSRetryInterval is the wait after the first failed fetch of
 	// a set never fetched, before the next; each failure doubles it, up to
 	// MinRefreshInterval. Until a set is held no token can be verified and
 	// every request is answered 503, so an authorization server that comes
 	// back is tried again within about a second, not after
 	// MinRefreshInterval.
-	DefaultJWKSRetryInterval = time.Second
-	// DefaultMaxJWKSBytes bounds a fetched document: a set of a dozen RSA
+	defaultJWKSRetryInterval = time.Second
+	// defaultMaxJWKSBytes bounds a fetched document: a set of a dozen RSA
 	// keys is ~10 KiB.
-	DefaultMaxJWKSBytes = 256 << 10
-	// DefaultMaxJWKSKeys bounds the keys of a set.
-	DefaultMaxJWKSKeys = 64
+	defaultMaxJWKSBytes = 256 << 10
+	// defaultMaxJWKSKeys bounds the keys of a set.
+	defaultMaxJWKSKeys = 64
 )
 
 // JWKSOptions configures a remote [JWKS]. A nil *JWKSOptions, and every
@@ -51,25 +52,24 @@ type JWKSOptions struct {
 	// whatever the client says: the set comes from the configured URL or
 	// not at all.
 	HTTPClient *http.Client
-	// Timeout bounds one fetch; 0 means DefaultFetchTimeout (5 s).
+	// Timeout bounds one fetch; 0 means 5 s.
 	Timeout time.Duration
 	// MaxAge is how long a fetched set is used before it is refreshed in
-	// the background; 0 means DefaultJWKSMaxAge (15 minutes).
+	// the background; 0 means 15 minutes.
 	MaxAge time.Duration
 	// MinRefreshInterval is the least time between two fetches once a
-	// set is held; 0 means DefaultMinRefreshInterval (30 s).
+	// set is held; 0 means 30 s.
 	MinRefreshInterval time.Duration
 	// RetryInterval is the least time, while no set was ever fetched,
 	// from the end of a failed fetch to the next fetch: it starts here
 	// after the first failure and doubles with each further one, up to
-	// MinRefreshInterval; 0 means DefaultJWKSRetryInterval (1 s). Requests
-	// that wait while a fetch runs share its failure: one fetch runs at a
-	// time, and at most one per interval.
+	// MinRefreshInterval; 0 means 1 s. Requests that wait while a fetch
+	// runs share its failure: one fetch runs at a time, and at most one per
+	// interval.
 	RetryInterval time.Duration
-	// MaxBytes bounds the fetched document; 0 means DefaultMaxJWKSBytes
-	// (256 KiB).
+	// MaxBytes bounds the fetched document; 0 means 256 KiB.
 	MaxBytes int64
-	// MaxKeys bounds the keys of the set; 0 means DefaultMaxJWKSKeys (64).
+	// MaxKeys bounds the keys of the set; 0 means 64.
 	MaxKeys int
 	// Logger receives failed fetches at Warn; nil means slog.Default().
 	Logger *slog.Logger
@@ -82,11 +82,12 @@ type JWKSOptions struct {
 // is safe for concurrent use.
 //
 // A remote set is fetched on first use, not when it is made, so that a
-// server can start while its authorization server is still coming up
-// (call Refresh to fetch it eagerly); until one fetch succeeds it is
-// retried with a short backoff (JWKSOptions.RetryInterval), and
-// [JWKS.Ready] reports it not ready. No URL other than the configured one
-// is ever fetched: a token's jku, x5u and jwk headers are ignored.
+// server can start while its authorization server is still coming up (a
+// call of [JWKS.Ready] starts the fetch in the background, for a server
+// that wants it fetched eagerly); until one fetch succeeds it is retried
+// with a short backoff (JWKSOptions.RetryInterval), and Ready reports it
+// not ready. No URL other than the configured one is ever fetched: a
+// token's jku, x5u and jwk headers are ignored.
 type JWKS struct {
 	url        string // "" for a fixed set
 	client     *http.Client
@@ -126,10 +127,10 @@ type keySet struct {
 
 // ParseJWKS returns a fixed key set read from a JWK Set document, such as
 // a file the operator keeps. It fails on a document that is not a JWK Set,
-// that holds a private key, that holds more than DefaultMaxJWKSKeys keys,
-// or in which no key can verify tokens.
+// that holds a private key, that holds more than 64 keys, or in which no
+// key can verify tokens.
 func ParseJWKS(doc []byte) (*JWKS, error) {
-	byKid, n, err := parseKeySet(doc, DefaultMaxJWKSKeys)
+	byKid, n, err := parseKeySet(doc, defaultMaxJWKSKeys)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -154,12 +155,12 @@ func NewRemoteJWKS(jwksURL string, opts *JWKSOptions) (*JWKS, error) {
 	k := &JWKS{
 		url:        jwksURL,
 		client:     noRedirects(opts.HTTPClient),
-		timeout:    orDefault(opts.Timeout, DefaultFetchTimeout),
-		maxAge:     orDefault(opts.MaxAge, DefaultJWKSMaxAge),
-		minRefresh: orDefault(opts.MinRefreshInterval, DefaultMinRefreshInterval),
-		retry:      orDefault(opts.RetryInterval, DefaultJWKSRetryInterval),
-		maxBytes:   orDefault(opts.MaxBytes, DefaultMaxJWKSBytes),
-		maxKeys:    orDefault(opts.MaxKeys, DefaultMaxJWKSKeys),
+		timeout:    orDefault(opts.Timeout, defaultFetchTimeout),
+		maxAge:     orDefault(opts.MaxAge, defaultJWKSMaxAge),
+		minRefresh: orDefault(opts.MinRefreshInterval, defaultMinRefreshInterval),
+		retry:      orDefault(opts.RetryInterval, defaultJWKSRetryInterval),
+		maxBytes:   orDefault(opts.MaxBytes, defaultMaxJWKSBytes),
+		maxKeys:    orDefault(opts.MaxKeys, defaultMaxJWKSKeys),
 		logger:     opts.Logger,
 		fetching:   make(chan struct{}, 1),
 	}
@@ -167,19 +168,6 @@ func NewRemoteJWKS(jwksURL string, opts *JWKSOptions) (*JWKS, error) {
 		k.logger = slog.Default()
 	}
 	return k, nil
-}
-
-// Refresh fetches a remote set now, within MinRefreshInterval of the last
-// fetch too; a fixed set has nothing to fetch. It is for start-up (fetch
-// before serving, and report a wrong URL at once) and for operators who
-// know the keys just changed. A Refresh that waits for a fetch already
-// running takes that fetch's result.
-func (k *JWKS) Refresh(ctx context.Context) error {
-	if k.url == "" {
-		return nil
-	}
-	_, err := k.fetch(ctx, true)
-	return err
 }
 
 // errRateLimited: the set was fetched too recently to fetch it again.
@@ -213,7 +201,7 @@ func (k *JWKS) key(ctx context.Context, kid, alg string) (*jwk, error) {
 	if set == nil {
 		// Never fetched (or every fetch so far failed): fetch now.
 		var err error
-		if set, err = k.fetch(ctx, false); err != nil {
+		if set, err = k.fetch(ctx); err != nil {
 			return nil, unavailable(fmt.Errorf("fetching the JWKS: %w", err))
 		}
 	} else if k.url != "" && time.Since(set.fetched) > k.maxAge {
@@ -223,7 +211,7 @@ func (k *JWKS) key(ctx context.Context, kid, alg string) (*jwk, error) {
 		return key, nil
 	}
 	if k.url != "" {
-		if fresh, err := k.fetch(ctx, false); err == nil {
+		if fresh, err := k.fetch(ctx); err == nil {
 			if key := fresh.find(kid, alg); key != nil {
 				return key, nil
 			}
@@ -277,12 +265,11 @@ func (k *JWKS) current() *keySet { return k.set.Load() }
 
 // fetch fetches the set and installs it, unless the last fetch began
 // less than MinRefreshInterval ago or, while no set was ever fetched, the
-// backoff since the last failure has not passed (force skips both
-// bounds). Concurrent callers wait for one fetch and share its result, a
+// backoff since the last failure has not passed. Concurrent callers wait for one fetch and share its result, a
 // failure as well as a new set: however many requests queue while the
 // endpoint hangs, one fetch runs, and they are all answered when it ends,
 // not one Timeout after another. A caller whose ctx ends stops waiting.
-func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
+func (k *JWKS) fetch(ctx context.Context) (*keySet, error) {
 	before := k.set.Load()
 	ended := k.fetches.Load()
 	select {
@@ -301,7 +288,7 @@ func (k *JWKS) fetch(ctx context.Context, force bool) (*keySet, error) {
 		return nil, k.lastErr
 	}
 	now := time.Now()
-	if !force && now.UnixNano() < k.next.Load() {
+	if now.UnixNano() < k.next.Load() {
 		return nil, errRateLimited
 	}
 	k.next.Store(now.Add(k.minRefresh).UnixNano())
@@ -349,7 +336,7 @@ func (k *JWKS) refreshInBackground() {
 	}
 	go func() {
 		defer k.background.Store(false)
-		_, _ = k.fetch(context.Background(), false)
+		_, _ = k.fetch(context.Background())
 	}()
 }
 

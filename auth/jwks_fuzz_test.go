@@ -19,7 +19,7 @@ import (
 // and parseKeySet's doc comment keeps, key for key, the documents read
 // with encoding/json:
 //
-//   - a set of more than DefaultMaxJWKSKeys keys, or one holding a private
+//   - a set of more than defaultMaxJWKSKeys keys, or one holding a private
 //     key (a non-empty "d"), is refused whole;
 //   - a key is kept when its use is sig (or absent), its key_ops (when
 //     present) include verify, and it is RSA with a modulus of at least
@@ -58,12 +58,12 @@ func FuzzParseJWKS(f *testing.F) {
 	ecJWK := func(crv, x, y, extra string) string {
 		return `{"kty":"EC","kid":"e","crv":"` + crv + `","x":"` + x + `","y":"` + y + `"` + extra + `}`
 	}
-	many := make([]string, DefaultMaxJWKSKeys+1)
+	many := make([]string, defaultMaxJWKSKeys+1)
 	for i := range many {
 		many[i] = `{"kty":"oct"}`
 	}
 	valid := keys(rsaJWK(`,"alg":"RS256","use":"sig"`), ecJWK("P-256", x256, y256, `,"alg":"ES256"`), ecJWK("P-384", x384, y384, ""))
-	if _, n, err := parseKeySet([]byte(valid), DefaultMaxJWKSKeys); n != 3 || err != nil {
+	if _, n, err := parseKeySet([]byte(valid), defaultMaxJWKSKeys); n != 3 || err != nil {
 		f.Fatalf("the valid seed: %d keys, %v", n, err)
 	}
 	for _, doc := range []string{
@@ -110,7 +110,7 @@ func FuzzParseJWKS(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		set, perr := ParseJWKS(doc)
-		byKid, n, err := parseKeySet(doc, DefaultMaxJWKSKeys)
+		byKid, n, err := parseKeySet(doc, defaultMaxJWKSKeys)
 		if (perr == nil) != (err == nil && n > 0) {
 			t.Fatalf("ParseJWKS: %v; parseKeySet: %d keys, %v", perr, n, err)
 		}
@@ -132,8 +132,8 @@ func FuzzParseJWKS(f *testing.F) {
 				got = append(got, k.kid+"|"+k.alg+"|"+k.material)
 			}
 		}
-		if len(got) != n || n > DefaultMaxJWKSKeys {
-			t.Fatalf("parseKeySet counts %d keys, holds %d (at most %d)", n, len(got), DefaultMaxJWKSKeys)
+		if len(got) != n || n > defaultMaxJWKSKeys {
+			t.Fatalf("parseKeySet counts %d keys, holds %d (at most %d)", n, len(got), defaultMaxJWKSKeys)
 		}
 
 		// What the model keeps, from the document as encoding/json reads
@@ -147,7 +147,7 @@ func FuzzParseJWKS(f *testing.F) {
 		if err := json.Unmarshal(top["keys"], &entries); err != nil || entries == nil {
 			t.Fatalf("parseKeySet read a set without a keys array: %s", top["keys"])
 		}
-		if len(entries) > DefaultMaxJWKSKeys {
+		if len(entries) > defaultMaxJWKSKeys {
 			t.Fatalf("a set of %d keys was read", len(entries))
 		}
 		var want []string

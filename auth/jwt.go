@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,11 +15,11 @@ import (
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
-// DefaultLeeway is the clock skew allowed when exp and nbf are compared
-// with the server's clock: enough for NTP-synchronised hosts that disagree
-// by a few seconds, small enough that an expired token is not honoured for
-// long.
-const DefaultLeeway = 30 * time.Second
+// defaultLeeway is the clock skew allowed when exp and nbf are compared
+// with the server's clock, unless JWTOptions.Leeway says otherwise: enough
+// for NTP-synchronised hosts that disagree by a few seconds, small enough
+// that an expired token is not honoured for long.
+const defaultLeeway = 30 * time.Second
 
 // maxNumericDate is the last second of year 9999, in Unix seconds: the
 // latest time an exp or nbf is taken to name. time.Unix cannot hold every
@@ -32,12 +31,12 @@ const maxNumericDate = 253402300799
 // JWTOptions configures a [JWT] authenticator. A nil *JWTOptions, and
 // every zero field, means the documented default.
 type JWTOptions struct {
-	// Leeway is the clock skew allowed on exp and nbf; 0 means
-	// DefaultLeeway (30 s); negative means none.
+	// Leeway is the clock skew allowed on exp and nbf; 0 means 30 s;
+	// negative means none.
 	Leeway time.Duration
 	// CacheSize is the number of verified tokens remembered, each until it
-	// expires; 0 means DefaultCacheSize (4096); negative turns the cache
-	// off, and every request then verifies a signature.
+	// expires; 0 means 4096; negative turns the cache off, and every
+	// request then verifies a signature.
 	CacheSize int
 }
 
@@ -129,7 +128,7 @@ func NewJWT(issuer, audience string, keys *JWKS, opts *JWTOptions) (*JWT, error)
 	leeway := opts.Leeway
 	switch {
 	case leeway == 0:
-		leeway = DefaultLeeway
+		leeway = defaultLeeway
 	case leeway < 0:
 		leeway = 0
 	}
@@ -161,22 +160,22 @@ var (
 func (v *JWT) Ready(ctx context.Context) error { return v.keys.Ready(ctx) }
 
 // Authenticate reads the bearer token of r (see [BearerToken]) and
-// verifies it (see [JWT.Verify]).
+// verifies it (see [JWT]): it returns the token's principal, or a
+// [*wymcp.AuthError]: AuthInvalidToken for a token that fails any check,
+// AuthUnavailable when the JWKS could never be fetched. ctx bounds a JWKS
+// fetch the check may need.
 func (v *JWT) Authenticate(ctx context.Context, r *http.Request) (*wymcp.Principal, error) {
-	token, err := bearer(r) // Verify checks the token's characters
+	token, err := bearer(r) // verify checks the token's characters
 	if err != nil {
 		return nil, err
 	}
-	return v.Verify(ctx, token)
+	return v.verify(ctx, token)
 }
 
-// Verify checks token (first its syntax, as [BearerToken] does, unless
-// the very same token passed before) and returns its principal, or a
-// [*wymcp.AuthError]:
-// AuthInvalidToken for a token that fails any check, AuthUnavailable when
-// the JWKS could never be fetched. ctx bounds a JWKS fetch the check may
-// need.
-func (v *JWT) Verify(ctx context.Context, token string) (*wymcp.Principal, error) {
+// verify checks token (first its syntax, as [BearerToken] does, unless
+// the very same token passed before) and returns its principal, or
+// Authenticate's refusals.
+func (v *JWT) verify(ctx context.Context, token string) (*wymcp.Principal, error) {
 	now := time.Now()
 	if verdict, ok := v.cache.get(token, now); ok {
 		if set := v.keys.current(); set != nil && set.holds(verdict.key) {
@@ -345,9 +344,4 @@ func scopesOf(values ...any) []string {
 		}
 	}
 	return scopes
-}
-
-// String names the authenticator in logs.
-func (v *JWT) String() string {
-	return fmt.Sprintf("auth.JWT(issuer=%s, audience=%s)", v.issuer, v.audience)
 }

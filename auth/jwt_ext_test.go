@@ -272,8 +272,8 @@ func TestJWKSUnavailable(t *testing.T) {
 	if got := rep.Header.Get("Retry-After"); got != "5" {
 		t.Errorf("Retry-After = %q", got)
 	}
-	if err := set.Refresh(context.Background()); err == nil {
-		t.Error("Refresh of a closed server succeeded")
+	if err := set.Download(context.Background()); err == nil {
+		t.Error("Download from a closed server succeeded")
 	}
 }
 
@@ -284,24 +284,24 @@ func TestJWKSBounds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	big := newJWKSServer(t, append(jwksDoc([]testKey{rsaKey("k")})[:0:0], []byte(`{"keys":[],"pad":"`+strings.Repeat("x", 2000)+`"}`)...))
-	if set, _ := auth.NewRemoteJWKS(big.URL, &auth.JWKSOptions{MaxBytes: 1000, Logger: quiet}); set.Refresh(ctx) == nil {
+	if set, _ := auth.NewRemoteJWKS(big.URL, &auth.JWKSOptions{MaxBytes: 1000, Logger: quiet}); set.Download(ctx) == nil {
 		t.Error("an oversized JWKS was accepted")
 	}
 	many := newJWKSServer(t, jwksDoc([]testKey{rsaKey("a"), rsaKey("b"), rsaKey("c")}))
-	if set, _ := auth.NewRemoteJWKS(many.URL, &auth.JWKSOptions{MaxKeys: 2, Logger: quiet}); set.Refresh(ctx) == nil {
+	if set, _ := auth.NewRemoteJWKS(many.URL, &auth.JWKSOptions{MaxKeys: 2, Logger: quiet}); set.Download(ctx) == nil {
 		t.Error("a JWKS with too many keys was accepted")
 	}
 	private := newJWKSServer(t, jwksDoc([]testKey{rsaKey("a")}, map[string]any{"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA", "d": "AA"}))
-	if set, _ := auth.NewRemoteJWKS(private.URL, &auth.JWKSOptions{Logger: quiet}); set.Refresh(ctx) == nil {
+	if set, _ := auth.NewRemoteJWKS(private.URL, &auth.JWKSOptions{Logger: quiet}); set.Download(ctx) == nil {
 		t.Error("a JWKS holding a private key was accepted")
 	}
 	good := newJWKSServer(t, jwksDoc([]testKey{rsaKey("a")}))
 	redirect := newJWKSServer(t, nil)
 	redirect.Config.Handler = http.RedirectHandler(good.URL, http.StatusFound)
-	if set, _ := auth.NewRemoteJWKS(redirect.URL, &auth.JWKSOptions{Logger: quiet}); set.Refresh(ctx) == nil {
+	if set, _ := auth.NewRemoteJWKS(redirect.URL, &auth.JWKSOptions{Logger: quiet}); set.Download(ctx) == nil {
 		t.Error("a redirect was followed")
 	}
-	if set, _ := auth.NewRemoteJWKS(good.URL, nil); set.Refresh(ctx) != nil {
+	if set, _ := auth.NewRemoteJWKS(good.URL, nil); set.Download(ctx) != nil {
 		t.Error("a good JWKS was refused")
 	}
 	for _, u := range []string{"http://as.example.test/jwks", "ftp://127.0.0.1/jwks", "/jwks", "https://"} {

@@ -13,8 +13,8 @@ import (
 	"github.com/wymcp/wymcp/internal/strictjson"
 )
 
-// WellKnownPath is the well-known URI suffix of RFC 9728 §3.
-const WellKnownPath = "/.well-known/oauth-protected-resource"
+// wellKnownPath is the well-known URI suffix of RFC 9728 §3.
+const wellKnownPath = "/.well-known/oauth-protected-resource"
 
 // ResourceMetadata is the Protected Resource Metadata of an MCP server
 // (RFC 9728 §2): how a client finds the authorization server that issues
@@ -39,12 +39,13 @@ type ResourceMetadata struct {
 
 // MetadataHandler serves a [ResourceMetadata] document. It is an
 // http.Handler that does not care where it is mounted;
-// [MetadataHandler.Routes] names the paths clients look for it at. It
-// answers GET and HEAD with the document, readable from any origin
-// (Access-Control-Allow-Origin: *: the document is public, and
+// [MetadataHandler.Routes] names the paths clients look for it at, under
+// the well-known path /.well-known/oauth-protected-resource (RFC 9728
+// §3). It answers GET and HEAD with the document, readable from any
+// origin (Access-Control-Allow-Origin: *: the document is public, and
 // browser-based MCP clients fetch it cross-origin), an OPTIONS preflight
-// with the allowed methods, and any other method with 405 and Allow. It is
-// safe for concurrent use.
+// with the allowed methods, and any other method with 405 and Allow. It
+// is safe for concurrent use.
 type MetadataHandler struct {
 	doc      []byte
 	length   string
@@ -106,15 +107,15 @@ func NewMetadataHandler(md ResourceMetadata) (*MetadataHandler, error) {
 	if u.Path != "/" && strings.HasSuffix(u.Path, "/") {
 		path = u.Path // a path of its own that ends in a slash keeps it
 	}
-	inserted := WellKnownPath + path
+	inserted := wellKnownPath + path
 	h := &MetadataHandler{
 		doc:    doc,
 		length: strconv.Itoa(len(doc)),
 		url:    u.Scheme + "://" + u.Host + inserted,
 	}
 	h.patterns = append(h.patterns, pattern(inserted))
-	if inserted != WellKnownPath {
-		h.patterns = append(h.patterns, pattern(WellKnownPath))
+	if inserted != wellKnownPath {
+		h.patterns = append(h.patterns, pattern(wellKnownPath))
 	}
 	return h, nil
 }

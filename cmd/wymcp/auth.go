@@ -183,14 +183,12 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 			if keys, err = auth.NewRemoteJWKS(a.jwks, &auth.JWKSOptions{Logger: logger}); err != nil {
 				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
 			}
-			// Fetch the keys now, in the background: a wrong URL shows in
-			// the log at once, and the first request finds them ready, but
-			// an authorization server still starting does not stop ours.
-			go func() {
-				if err := keys.Refresh(ctx); err == nil {
-					logger.Info("auth: JWKS fetched", "url", a.jwks)
-				}
-			}()
+			// Fetch the keys now, in the background (Ready starts the
+			// fetch and never waits on it): a wrong URL shows in the log at
+			// once (the JWKS logs a failed fetch), and the first request
+			// finds them ready, but an authorization server still starting
+			// does not stop ours.
+			_ = keys.Ready(ctx)
 		} else {
 			doc, err := os.ReadFile(a.jwks)
 			if err != nil {
@@ -254,10 +252,11 @@ func (e eitherToken) Authenticate(ctx context.Context, r *http.Request) (*wymcp.
 	if err != nil {
 		return nil, err
 	}
+	// Each authenticator reads the same token of r again.
 	if strings.Count(token, ".") == 2 {
-		return e.jwt.Verify(ctx, token)
+		return e.jwt.Authenticate(ctx, r)
 	}
-	return e.opaque.Introspect(ctx, token)
+	return e.opaque.Authenticate(ctx, r)
 }
 
 // Ready is the JWT authenticator's (introspection has no keys to wait
