@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
-	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/internal/toolrun"
 )
 
 // Authenticator establishes who sent a request. A server with one runs it on
@@ -91,8 +90,9 @@ type Principal struct {
 	// else its azp), when known; "" otherwise. A principal without a
 	// Subject is identified by it.
 	ClientID string
-	// Scopes are the OAuth scopes granted to the caller (RFC 6749 §3.3).
-	// They decide which tools the caller may call and see (tools.WithScopes).
+	// Scopes are the OAuth scopes granted to the caller (RFC 6749 §3.3),
+	// compared exactly (they are case-sensitive: slices.Contains). They
+	// decide which tools the caller may call and see (tools.WithScopes).
 	Scopes []string
 	// Expiry is when the credential stops being valid; zero when unknown.
 	Expiry time.Time
@@ -100,12 +100,6 @@ type Principal struct {
 	// members, as decoded JSON values (string, float64, bool, []any,
 	// map[string]any); nil when the authenticator has none to give.
 	Claims map[string]any
-}
-
-// HasScope reports whether scope was granted to p. Scopes are compared
-// exactly (RFC 6749 §3.3: they are case-sensitive).
-func (p *Principal) HasScope(scope string) bool {
-	return p != nil && slices.Contains(p.Scopes, scope)
 }
 
 // PrincipalFrom returns the caller that the server's Authenticator
@@ -147,10 +141,10 @@ const (
 	AuthUnavailable
 )
 
-// String returns the RFC 6750 error code of c ("invalid_token", …),
+// name returns the RFC 6750 error code of c ("invalid_token", …),
 // "no_token" for AuthNoToken and "unavailable" for AuthUnavailable, which
-// have none.
-func (c AuthCode) String() string {
+// have none: the word AuthError.Error names the refusal by.
+func (c AuthCode) name() string {
 	switch c {
 	case AuthNoToken:
 		return "no_token"
@@ -189,7 +183,7 @@ type AuthError struct {
 
 // Error returns the code, the description and the cause.
 func (e *AuthError) Error() string {
-	msg := "wymcp: auth: " + e.Code.String()
+	msg := "wymcp: auth: " + e.Code.name()
 	if e.Description != "" {
 		msg += ": " + e.Description
 	}
@@ -230,7 +224,7 @@ type AuthOptions struct {
 
 // resolve checks a and returns the authentication stage of a server
 // serving set.
-func (a *AuthOptions) resolve(set *tools.Set) (*config.Auth, error) {
+func (a *AuthOptions) resolve(set *toolrun.Set) (*config.Auth, error) {
 	if a.Authenticator == nil {
 		return nil, errors.New("wymcp: AuthOptions needs an Authenticator")
 	}

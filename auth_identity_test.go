@@ -19,6 +19,7 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -80,7 +81,7 @@ func newJWTRoundServer(t *testing.T, s *jwtSigner) *mcptest.Endpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := wymcp.Implementation{Name: "wymcp-identity", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-identity", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{
 		Logger:    slog.New(slog.DiscardHandler),
 		StateKeys: [][]byte{key(3)},
@@ -175,7 +176,7 @@ func TestPrincipalWithoutIdentityRefused(t *testing.T) {
 		}
 		return nil, &wymcp.AuthError{Code: wymcp.AuthNoToken}
 	})
-	info := wymcp.Implementation{Name: "wymcp-identity", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-identity", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{
 		Logger:    slog.New(slog.DiscardHandler),
 		StateKeys: [][]byte{key(4)},
@@ -232,7 +233,7 @@ func TestReadinessWaitsForAuthKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := wymcp.Implementation{Name: "wymcp-ready", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-ready", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{
 		Logger: slog.New(slog.DiscardHandler),
 		Auth:   &wymcp.AuthOptions{Authenticator: v, ResourceMetadata: testMetadata},

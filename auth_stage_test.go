@@ -78,7 +78,7 @@ func authTools() []*tools.Tool {
 	return []*tools.Tool{
 		tools.Must(tools.New("whoami", "Says who called.", func(ctx context.Context, _ whoIn) (whoOut, error) { return who(ctx), nil })),
 		tools.Must(tools.NewRaw("whoami_raw", "Says who called, needing files:read.", []byte(`{"type":"object"}`),
-			func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+			func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 				return protocol.TextResult(who(ctx).Subject), nil
 			}, tools.WithScopes("files:read"))),
 		tools.Must(tools.New("admin_only", "Needs admin.", func(ctx context.Context, _ whoIn) (whoOut, error) { return who(ctx), nil },
@@ -104,7 +104,7 @@ func newAuthServer(t testing.TB, opts *wymcp.Options, extra ...*tools.Tool) *mcp
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	info := wymcp.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
 	srv, err := wymcp.New(info, opts, append(testTools(t, nil), extra...)...)
 	if err != nil {
 		t.Fatalf("wymcp.New: %v", err)
@@ -146,12 +146,12 @@ func TestPrincipalReachesTools(t *testing.T) {
 		t.Errorf("raw tool saw %q (isError %v)", text, isErr)
 	}
 	// Without an authenticator there is no principal.
-	srv, err := wymcp.New(wymcp.Implementation{Name: "x", Version: "1"}, nil, authTools()[0])
+	srv, err := wymcp.New(protocol.Implementation{Name: "x", Version: "1"}, nil, authTools()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	ep := mcptest.Serve(t, srv, wymcp.Implementation{Name: "x", Version: "1"})
+	ep := mcptest.Serve(t, srv, protocol.Implementation{Name: "x", Version: "1"})
 	res = ep.Send(t, mcptest.ToolCall("whoami", `{}`)).ExpectResult(t, "1")
 	if sc, _ := res["structuredContent"].(map[string]any); sc["subject"] != "<none>" {
 		t.Errorf("unauthenticated server: tool saw %v", sc)
@@ -237,7 +237,7 @@ func TestScopedCursors(t *testing.T) {
 // AuthOptions that cannot be served, fail New.
 func TestNewRefusesUnusableAuth(t *testing.T) {
 	t.Parallel()
-	info := wymcp.Implementation{Name: "x", Version: "1"}
+	info := protocol.Implementation{Name: "x", Version: "1"}
 	fake := wymcp.AuthenticatorFunc(fakeAuthenticator)
 	for name, tc := range map[string]struct {
 		opts *wymcp.Options

@@ -9,8 +9,8 @@ import (
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // The authentication stage's decisions (docs/design.md §3 stage 3, §5): the
@@ -39,15 +39,15 @@ type authStage struct {
 	required []string // needed by every request
 	// needs holds, for each tool that has scopes of its own, every scope a
 	// call of it needs: the required ones and the tool's.
-	needs map[*tools.Tool][]string
+	needs map[*toolrun.Tool][]string
 }
 
-func newAuthStage(a *AuthOptions, set *tools.Set) *authStage {
+func newAuthStage(a *AuthOptions, set *toolrun.Set) *authStage {
 	s := &authStage{
 		authn:    a.Authenticator,
 		metadata: a.ResourceMetadata,
 		required: slices.Clone(a.RequiredScopes),
-		needs:    map[*tools.Tool][]string{},
+		needs:    map[*toolrun.Tool][]string{},
 	}
 	for _, t := range set.Tools() {
 		if scopes := t.Scopes(); len(scopes) > 0 {
@@ -59,7 +59,7 @@ func newAuthStage(a *AuthOptions, set *tools.Set) *authStage {
 
 // need returns every scope a request needs: the required ones, and a
 // scoped tool's when it calls one.
-func (s *authStage) need(tool *tools.Tool) []string {
+func (s *authStage) need(tool *toolrun.Tool) []string {
 	if n, ok := s.needs[tool]; ok {
 		return n
 	}
@@ -73,7 +73,7 @@ type principalKey struct{}
 // check is config.Auth.Check: it authenticates r, a request naming tool
 // (nil when it names none), and returns ctx carrying the caller, or the
 // answer that refuses it.
-func (s *authStage) check(ctx context.Context, r *http.Request, tool *tools.Tool) (context.Context, *config.AuthAnswer) {
+func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.Tool) (context.Context, *config.AuthAnswer) {
 	p, err := s.authn.Authenticate(ctx, r)
 	if err != nil {
 		return ctx, s.refuse(err, r, tool)
@@ -117,7 +117,7 @@ func bindingKey(p *Principal) string {
 // 400) name the scopes every request needs and nothing else, whatever tool
 // the request names: otherwise an unauthenticated caller could tell which
 // tools exist, and which are scoped, from the challenge alone.
-func (s *authStage) refuse(err error, r *http.Request, tool *tools.Tool) *config.AuthAnswer {
+func (s *authStage) refuse(err error, r *http.Request, tool *toolrun.Tool) *config.AuthAnswer {
 	var ae *AuthError
 	if !errors.As(err, &ae) {
 		if len(r.Header.Values("Authorization")) > 0 {

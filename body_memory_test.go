@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // TestDeclaredBodiesHoldNoMemory: hundreds of connections that declare the
@@ -30,7 +31,7 @@ func TestDeclaredBodiesHoldNoMemory(t *testing.T) {
 			if withAuth {
 				opts.Auth = &wymcp.AuthOptions{Authenticator: wymcp.AuthenticatorFunc(fakeAuthenticator)}
 			}
-			srv, err := wymcp.New(wymcp.Implementation{Name: "memory", Version: "1"}, opts, testTools(t, nil)...)
+			srv, err := wymcp.New(protocol.Implementation{Name: "memory", Version: "1"}, opts, testTools(t, nil)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +50,7 @@ func TestDeclaredBodiesHoldNoMemory(t *testing.T) {
 					c.Close()
 				}
 			})
-			head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", hs.Listener.Addr(), wymcp.DefaultMaxBodyBytes)
+			head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", hs.Listener.Addr(), (4 << 20))
 			for range conns {
 				c, err := net.Dial("tcp", hs.Listener.Addr().String())
 				if err != nil {
@@ -71,7 +72,7 @@ func TestDeclaredBodiesHoldNoMemory(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			grown := int64(heapInUse()) - int64(before)
 			rssGrown := residentKiB() - rssBefore
-			t.Logf("%d connections declaring %d bytes each and sending 11: heap +%.1f MiB, RSS +%.1f MiB", conns, wymcp.DefaultMaxBodyBytes, float64(grown)/(1<<20), float64(rssGrown)/(1<<10))
+			t.Logf("%d connections declaring %d bytes each and sending 11: heap +%.1f MiB, RSS +%.1f MiB", conns, (4 << 20), float64(grown)/(1<<20), float64(rssGrown)/(1<<10))
 			// net/http's own buffers and a few KiB of body each: a few MiB
 			// in all, where a buffer of the declared length took 1.2 GiB.
 			if limit := int64(12 << 20); grown > limit {

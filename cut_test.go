@@ -43,7 +43,7 @@ func TestShutdownCutsCallsInFlight(t *testing.T) {
 	release := make(chan struct{})
 	causes := make(chan error, 2)
 	waits := tools.Must(tools.NewRaw("waits", "Reports progress once, then waits for its context.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			tools.ReportProgress(ctx, 1, nil, "waiting")
 			started <- struct{}{}
 			<-ctx.Done()
@@ -51,12 +51,12 @@ func TestShutdownCutsCallsInFlight(t *testing.T) {
 			return nil, ctx.Err()
 		}, tools.WithDeadline(time.Minute)))
 	stuck := tools.Must(tools.NewRaw("stuck", "Ignores its context until the test releases it.", []byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			started <- struct{}{}
 			<-release
 			return protocol.TextResult("released"), nil
 		}, tools.WithDeadline(time.Minute)))
-	info := wymcp.Implementation{Name: "wymcp-cut", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-cut", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{Logger: slog.New(slog.DiscardHandler)}, waits, stuck)
 	if err != nil {
 		t.Fatal(err)

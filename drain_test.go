@@ -19,6 +19,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // The drain (docs/design.md §4, §6a; drain.go): readiness, Connection: close
@@ -28,7 +29,7 @@ import (
 // from moving).
 
 // drainInfo is the Implementation of the drain tests' servers.
-var drainInfo = wymcp.Implementation{Name: "wymcp-drain", Version: "0.0.1"}
+var drainInfo = protocol.Implementation{Name: "wymcp-drain", Version: "0.0.1"}
 
 // inBubble runs f in a synctest bubble with a server built inside it (its
 // actors' goroutines must belong to the bubble), and lets the actors' idle

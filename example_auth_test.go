@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -33,7 +34,7 @@ func ExampleAuthenticatorFunc() {
 		func(ctx context.Context, _ struct{}) (string, error) {
 			return "notes of " + wymcp.PrincipalFrom(ctx).Subject, nil
 		}, tools.WithScopes("notes:read")))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "notes", Version: "1.0.0"}, &wymcp.Options{
+	srv, err := wymcp.New(protocol.Implementation{Name: "notes", Version: "1.0.0"}, &wymcp.Options{
 		Auth: &wymcp.AuthOptions{
 			Authenticator:    apiKey,
 			ResourceMetadata: "https://notes.example.com/.well-known/oauth-protected-resource/mcp",

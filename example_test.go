@@ -31,7 +31,7 @@ func ExampleNew() {
 		func(ctx context.Context, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		}))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil, greet)
+	srv, err := wymcp.New(protocol.Implementation{Name: "greeter", Version: "1.0.0"}, nil, greet)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func ExampleServer_Shutdown() {
 			time.Sleep(50 * time.Millisecond)
 			return "done", nil
 		}))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "example", Version: "1.0.0"}, nil, slow)
+	srv, err := wymcp.New(protocol.Implementation{Name: "example", Version: "1.0.0"}, nil, slow)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func ExampleServer_Drain() {
 		}) (string, error) {
 			return in.Text, nil
 		}))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "example", Version: "1.0.0"},
+	srv, err := wymcp.New(protocol.Implementation{Name: "example", Version: "1.0.0"},
 		&wymcp.Options{DrainDelay: 200 * time.Millisecond}, echo)
 	if err != nil {
 		log.Fatal(err)
@@ -180,10 +180,10 @@ func ExampleServer_Drain() {
 func Example_askForInput() {
 	form := protocol.ElicitRequest{
 		Message:         "What is your name?",
-		RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}
 	greet := tools.Must(tools.NewRaw("greet", "Greets the user by the name they give.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var answer protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &answer)); err != nil {
 				return nil, err // tools.ErrInputRequired: the call answers input_required
@@ -191,7 +191,7 @@ func Example_askForInput() {
 			var who struct {
 				Name string `json:"name"`
 			}
-			if !answer.Accepted() || answer.DecodeContent(&who) != nil {
+			if answer.Action != protocol.ElicitAccept || answer.DecodeContent(&who) != nil {
 				return protocol.TextResult("Hello, stranger!"), nil
 			}
 			return protocol.TextResult("Hello, " + who.Name + "!"), nil
@@ -202,7 +202,7 @@ func Example_askForInput() {
 	// Replicas share the key ring (32-byte keys, newest first); then any of
 	// them serves any round. Load it from a secret store in production.
 	ring := [][]byte{[]byte("an example key of 32 bytes......")}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "greeter", Version: "1.0.0"}, &wymcp.Options{StateKeys: ring}, greet)
+	srv, err := wymcp.New(protocol.Implementation{Name: "greeter", Version: "1.0.0"}, &wymcp.Options{StateKeys: ring}, greet)
 	if err != nil {
 		log.Fatal(err)
 	}

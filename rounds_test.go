@@ -39,8 +39,8 @@ const (
 )
 
 var (
-	nameForm  = protocol.ElicitRequest{Message: "What is your name?", RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
-	colorForm = protocol.ElicitRequest{Message: "Favourite color?", RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"color":{"type":"string"}}}`)}
+	nameForm  = protocol.ElicitRequest{Message: "What is your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+	colorForm = protocol.ElicitRequest{Message: "Favourite color?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string"}}}`)}
 )
 
 // formField reads one string of an accepted form.
@@ -56,7 +56,7 @@ func formField(r *protocol.ElicitResult, field string) string {
 func roundTools(t testing.TB) []*tools.Tool {
 	t.Helper()
 	askName := tools.Must(tools.NewRaw("ask_name", "Asks the user's name, then greets.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var name protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", nameForm, &name)); err != nil {
 				return nil, err
@@ -78,7 +78,7 @@ func roundTools(t testing.TB) []*tools.Tool {
 			return in.Topic + ": " + formField(&name, "name") + " likes " + formField(&color, "color"), nil
 		}))
 	askAll := tools.Must(tools.NewRaw("ask_all", "Asks a name, the model and the roots in one round.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var name protocol.ElicitResult
 			var answer protocol.CreateMessageResult
 			var roots protocol.ListRootsResult
@@ -94,7 +94,7 @@ func roundTools(t testing.TB) []*tools.Tool {
 			return protocol.TextResult(formField(&name, "name") + " " + text + " " + roots.Roots[0].URI), nil
 		}))
 	keep := tools.Must(tools.NewRaw("keep", "Keeps a value from round 1 and shows it in round 2.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var v string
 			if found, err := tools.Recall(ctx, "kept", &v); err != nil {
 				return nil, err
@@ -111,7 +111,7 @@ func roundTools(t testing.TB) []*tools.Tool {
 			return protocol.TextResult(v), nil
 		}))
 	progress := tools.Must(tools.NewRaw("ask_progress", "Reports progress in each round; asks in the first.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			tools.ReportProgress(ctx, 1, nil, "before asking")
 			var name protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", nameForm, &name)); err != nil {
@@ -121,7 +121,7 @@ func roundTools(t testing.TB) []*tools.Tool {
 			return protocol.TextResult("Hello, " + formField(&name, "name") + "!"), nil
 		}))
 	deadline := tools.Must(tools.NewRaw("ask_then_stall", "Asks; once answered, outlives its 50 ms deadline.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var name protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", nameForm, &name)); err != nil {
 				return nil, err
@@ -144,7 +144,7 @@ func newRoundServer(t testing.TB, opts *wymcp.Options) *mcptest.Endpoint {
 		opts = &wymcp.Options{}
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
-	info := wymcp.Implementation{Name: "wymcp-rounds", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-rounds", Version: "0.0.1"}
 	srv, err := wymcp.New(info, opts, roundTools(t)...)
 	if err != nil {
 		t.Fatalf("wymcp.New: %v", err)
@@ -161,7 +161,7 @@ func newRoundServer(t testing.TB, opts *wymcp.Options) *mcptest.Endpoint {
 }
 
 // key returns a 32-byte key filled with b.
-func key(b byte) []byte { return bytes.Repeat([]byte{b}, wymcp.StateKeySize) }
+func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
 // call is a tools/call of name declaring every input kind.
 func call(name, args string) mcptest.RPC {
@@ -432,7 +432,7 @@ func TestRoundDeadline(t *testing.T) {
 // a negative TTL.
 func TestStateOptions(t *testing.T) {
 	t.Parallel()
-	info := wymcp.Implementation{Name: "n", Version: "1"}
+	info := protocol.Implementation{Name: "n", Version: "1"}
 	for name, opts := range map[string]*wymcp.Options{
 		"short key":    {StateKeys: [][]byte{key(1), make([]byte, 16)}},
 		"same key":     {StateKeys: [][]byte{key(1), key(1)}},
@@ -468,7 +468,7 @@ func TestRoundTelemetry(t *testing.T) {
 		_ = tp.Shutdown(context.Background())
 		_ = mp.Shutdown(context.Background())
 	})
-	srv, err := wymcp.New(wymcp.Implementation{Name: "t", Version: "1"},
+	srv, err := wymcp.New(protocol.Implementation{Name: "t", Version: "1"},
 		&wymcp.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.New(slog.DiscardHandler)}, roundTools(t)...)
 	if err != nil {
 		t.Fatal(err)

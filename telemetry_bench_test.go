@@ -15,6 +15,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // discardExporter is a span exporter that drops what it is given: the "on"
@@ -33,7 +34,7 @@ func BenchmarkTelemetry(b *testing.B) {
 	body := mcptest.ToolCall("echo", `{"text":"hello"}`).Body
 	run := func(b *testing.B, opts *wymcp.Options) {
 		opts.Logger = slog.New(slog.DiscardHandler)
-		srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-bench", Version: "0.0.1"}, opts, testTools(b, nil)...)
+		srv, err := wymcp.New(protocol.Implementation{Name: "wymcp-bench", Version: "0.0.1"}, opts, testTools(b, nil)...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package wymcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -42,11 +43,11 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 	t.Helper()
 	echo := tools.Must(tools.NewRaw("echo", "Echoes its text.",
 		[]byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 			var in struct {
 				Text string `json:"text"`
 			}
-			if err := protocol.Unmarshal(args, &in); err != nil {
+			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, err
 			}
 			return protocol.TextResult(in.Text), nil
@@ -56,7 +57,7 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 	}))
 	noArgs := tools.Must(tools.NewRaw("no_args", "Takes nothing.",
 		[]byte(`{"type":"object","additionalProperties":false}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			return protocol.TextResult("ok"), nil
 		}))
 	fail := tools.Must(tools.New("fail", "Always fails.", func(context.Context, struct{}) (any, error) {
@@ -67,7 +68,7 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 	}))
 	badResult := tools.Must(tools.NewRaw("bad_result", "Returns a result that cannot be encoded.",
 		[]byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: panicsOnEncode{}}, nil
 		}))
 	slow := tools.Must(tools.New("slow", "Sleeps ms milliseconds, honouring cancellation.",
@@ -105,7 +106,7 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 		tools.WithRequiredCapabilities("sampling")))
 	routed := tools.Must(tools.NewRaw("routed", "Arguments mirrored in Mcp-Param headers.",
 		[]byte(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"level":{"type":"integer","x-mcp-header":"Level"},"verbose":{"type":"boolean","x-mcp-header":"Verbose"},"note":{"type":"string"}},"additionalProperties":false}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			return protocol.TextResult("routed"), nil
 		}))
 	progress := tools.Must(tools.New("progress", "Reports progress 0, 50, 50 (dropped), 100 of 100.",
@@ -130,7 +131,7 @@ func newTestServer(t testing.TB, opts *wymcp.Options, probe *testProbe) (*wymcp.
 		// Contained faults log at Error; the tests that care capture them.
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	info := wymcp.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
 	srv, err := wymcp.New(info, opts, testTools(t, probe)...)
 	if err != nil {
 		t.Fatalf("wymcp.New: %v", err)

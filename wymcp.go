@@ -26,44 +26,31 @@ import (
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/reqstate"
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/transport"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
-// Implementation names the server: it goes in every result's _meta.
-type Implementation = protocol.Implementation
-
-// The defaults that zero fields of Options stand for, defined here and
-// nowhere else (New resolves them once).
+// The defaults that zero fields of Options stand for, each stated on its
+// field; defined here and nowhere else (New resolves them once).
 const (
-	// DefaultPageSize is the number of tools per tools/list page.
-	DefaultPageSize = 100
-	// DefaultCacheTTL is the ttlMs of server/discover and tools/list: the
-	// tool set never changes while a server runs, so only a deploy makes a
-	// cached list stale.
-	DefaultCacheTTL = 5 * time.Minute
-	// DefaultMaxBodyBytes is 4 MiB, the limit of the TypeScript SDK.
-	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlight is high enough that only a flood reaches it, low
-	// enough that a flood cannot grow memory without bound.
-	DefaultMaxInFlight = 4096
-	// DefaultWriteTimeout is long enough for a 4 MiB answer over a slow
-	// link, short enough that a stalled reader lets go of its place.
-	DefaultWriteTimeout = 30 * time.Second
-	// DefaultStateTTL is how long the requestState of a multi-round-trip
-	// call stays valid: a few minutes, time enough for a person to answer a
-	// form, and the "short expiry" the spec asks for, past which a leaked
-	// state is worthless.
-	DefaultStateTTL = 5 * time.Minute
+	defaultPageSize = 100
+	// The tool set never changes while a server runs, so only a deploy
+	// makes a cached list stale.
+	defaultCacheTTL = 5 * time.Minute
+	// The limit of the TypeScript SDK.
+	defaultMaxBodyBytes = 4 << 20
+	// High enough that only a flood reaches it, low enough that a flood
+	// cannot grow memory without bound.
+	defaultMaxInFlight = 4096
+	// Long enough for a 4 MiB answer over a slow link, short enough that a
+	// stalled reader lets go of its place.
+	defaultWriteTimeout = 30 * time.Second
+	// Time enough for a person to answer a form, and the "short expiry" the
+	// spec asks for, past which a leaked state is worthless.
+	defaultStateTTL = 5 * time.Minute
 )
-
-// StateKeySize is the size of each key of Options.StateKeys: an AES-256 key.
-const StateKeySize = 32
-
-// The ring's own rule, restated for the godoc: a compile error if it moves.
-var _ [StateKeySize - reqstate.KeySize]struct{}
-var _ [reqstate.KeySize - StateKeySize]struct{}
 
 // Options configures a Server. A nil *Options, and every zero field, means
 // the documented default.
@@ -71,26 +58,26 @@ type Options struct {
 	// Instructions, when set, is returned by server/discover: guidance for
 	// the model on how to use the tools.
 	Instructions string
-	// PageSize is the number of tools per tools/list page; 0 means
-	// DefaultPageSize (100).
+	// PageSize is the number of tools per tools/list page; 0 means 100.
 	PageSize int
-	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means
-	// DefaultCacheTTL (5 minutes); negative means 0 (results are stale at once). The tool set
+	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means 5
+	// minutes; negative means 0 (results are stale at once). The tool set
 	// never changes while a server runs, so only deploys make it stale.
 	CacheTTL time.Duration
 	// CursorSecret keys the tools/list cursors' MAC (tamper evidence).
 	// Replicas behind one load balancer must share it; nil is a valid key
 	// (cursors then still fail after any change to the tool set).
 	CursorSecret []byte
-	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes (4 MiB).
+	// MaxBodyBytes bounds a request body; 0 means 4 MiB, the
+	// limit of the TypeScript SDK.
 	MaxBodyBytes int64
 	// MaxInFlight bounds requests being answered at once; past it the
-	// answer is 503 with Retry-After, at once. 0 means DefaultMaxInFlight
-	// (4096); negative means unbounded.
+	// answer is 503 with Retry-After, at once. 0 means 4096;
+	// negative means unbounded.
 	MaxInFlight int
 	// WriteTimeout bounds the sending of one answer (each frame of a
 	// progress stream), not the tool's work, so a client that stops reading
-	// cannot keep its in-flight place; 0 means DefaultWriteTimeout (30 s);
+	// cannot keep its in-flight place; 0 means 30 s;
 	// negative means no bound.
 	WriteTimeout time.Duration
 	// DrainDelay is how long a drain (Drain, or Shutdown when Drain was not
@@ -103,9 +90,8 @@ type Options struct {
 	// them (docs/design.md §6a; deploy/README.md has the timeline).
 	//
 	// 0 or negative means none, which is the default: Shutdown then stops
-	// admitting at once, as it did before DrainDelay existed. There is no
-	// Default constant because the right value belongs to the deployment,
-	// not the library, and a delay nobody asked for would hold every
+	// admitting at once, as it did before DrainDelay existed. The default is none because the right value belongs to the
+	// deployment, not the library, and a delay nobody asked for would hold every
 	// Shutdown (tests' included) for nothing; cmd/wymcp's -drain-delay
 	// defaults to 5 s.
 	DrainDelay time.Duration
@@ -116,7 +102,7 @@ type Options struct {
 	// set, the only ones allowed.
 	AllowedHosts []string
 	// StateKeys seal the requestState of multi-round-trip tool calls (see
-	// tools.Ask): AES-256 keys of StateKeySize (32) bytes, newest first. New
+	// tools.Ask): AES-256 keys of 32 bytes, newest first. New
 	// states are sealed with the first key; a state sealed with any of them
 	// opens. To rotate, put a new key first, and drop the oldest once
 	// StateTTL has passed. Replicas behind one load balancer must share the
@@ -127,8 +113,9 @@ type Options struct {
 	StateKeys [][]byte
 	// StateTTL is how long a requestState stays valid after the round that
 	// made it: the client's time to answer. A retry after it is refused
-	// (-32602) and the call must start over. 0 means DefaultStateTTL (5
-	// minutes); negative fails New.
+	// (-32602) and the call must start over. 0 means 5 minutes:
+	// time enough for a person to answer a form, and the short expiry the
+	// spec asks for; negative fails New.
 	StateTTL time.Duration
 	// TracerProvider and MeterProvider receive spans and metrics; nil means
 	// the OpenTelemetry globals (no-ops until an SDK is installed).
@@ -156,11 +143,15 @@ var _ http.Handler = (*Server)(nil)
 // with the tool set (a duplicate name, a bad schema) fails New, not a
 // request: schemas are compiled and the server/discover and tools/list
 // answers encoded here, once.
-func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error) {
+func New(info protocol.Implementation, opts *Options, ts ...*tools.Tool) (*Server, error) {
 	if info.Name == "" || info.Version == "" {
 		return nil, errors.New("wymcp: the server Implementation needs a name and a version")
 	}
-	set, err := tools.NewSet(ts...)
+	compiled := make([]*toolrun.Tool, len(ts))
+	for i, t := range ts {
+		compiled[i] = toolrun.Of(t)
+	}
+	set, err := toolrun.NewSet(compiled...)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +170,7 @@ func New(info Implementation, opts *Options, ts ...*tools.Tool) (*Server, error)
 // resolve returns the configuration o stands for: every zero field replaced
 // by its default, once, here (a nil o is all defaults). It fails on
 // options that cannot be served as written.
-func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, error) {
+func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (*config.Server, error) {
 	if o == nil {
 		o = &Options{}
 	}
@@ -202,26 +193,26 @@ func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, 
 		Workers:        runtime.GOMAXPROCS(0),
 	}
 	if cfg.PageSize <= 0 {
-		cfg.PageSize = DefaultPageSize
+		cfg.PageSize = defaultPageSize
 	}
 	switch {
 	case cfg.CacheTTL == 0:
-		cfg.CacheTTL = DefaultCacheTTL
+		cfg.CacheTTL = defaultCacheTTL
 	case cfg.CacheTTL < 0:
 		cfg.CacheTTL = 0
 	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	switch {
 	case cfg.MaxInFlight == 0:
-		cfg.MaxInFlight = DefaultMaxInFlight
+		cfg.MaxInFlight = defaultMaxInFlight
 	case cfg.MaxInFlight < 0:
 		cfg.MaxInFlight = 0 // unbounded
 	}
 	switch {
 	case cfg.WriteTimeout == 0:
-		cfg.WriteTimeout = DefaultWriteTimeout
+		cfg.WriteTimeout = defaultWriteTimeout
 	case cfg.WriteTimeout < 0:
 		cfg.WriteTimeout = 0 // no bound
 	}
@@ -244,21 +235,21 @@ func (o *Options) resolve(info Implementation, set *tools.Set) (*config.Server, 
 	}
 	switch {
 	case o.StateTTL == 0:
-		cfg.StateTTL = DefaultStateTTL
+		cfg.StateTTL = defaultStateTTL
 	case o.StateTTL < 0:
 		return nil, fmt.Errorf("wymcp: Options.StateTTL %v is negative", o.StateTTL)
 	default:
 		cfg.StateTTL = o.StateTTL
 	}
 	for i, k := range o.StateKeys {
-		if len(k) != StateKeySize {
-			return nil, fmt.Errorf("wymcp: Options.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), StateKeySize)
+		if len(k) != reqstate.KeySize {
+			return nil, fmt.Errorf("wymcp: Options.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), reqstate.KeySize)
 		}
 		cfg.StateKeys = append(cfg.StateKeys, bytes.Clone(k))
 	}
 	if len(cfg.StateKeys) == 0 {
 		// No ring given: one key for this Server's life (see StateKeys).
-		key := make([]byte, StateKeySize)
+		key := make([]byte, reqstate.KeySize)
 		rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
 		cfg.StateKeys = [][]byte{key}
 	}

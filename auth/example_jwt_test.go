@@ -18,6 +18,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -57,7 +58,7 @@ func ExampleNewJWT() {
 		func(ctx context.Context, _ struct{}) (string, error) {
 			return "notes of " + wymcp.PrincipalFrom(ctx).Subject, nil
 		}, tools.WithScopes("notes:read")))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "notes", Version: "1.0.0"}, &wymcp.Options{
+	srv, err := wymcp.New(protocol.Implementation{Name: "notes", Version: "1.0.0"}, &wymcp.Options{
 		Auth: &wymcp.AuthOptions{Authenticator: verifier, ResourceMetadata: prm.URL()},
 	}, notes)
 	if err != nil {

@@ -173,7 +173,7 @@ func (s *jwksServer) set(doc []byte) { s.doc.Store(&doc) }
 // "client <id>" for a principal without one.
 func serveMCP(t testing.TB, authn wymcp.Authenticator) *mcptest.Endpoint {
 	t.Helper()
-	who := func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+	who := func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 		p := wymcp.PrincipalFrom(ctx)
 		if p.Subject == "" {
 			return protocol.TextResult("client " + p.ClientID), nil
@@ -184,7 +184,7 @@ func serveMCP(t testing.TB, authn wymcp.Authenticator) *mcptest.Endpoint {
 		tools.Must(tools.NewRaw("echo", "Says who called.", []byte(`{"type":"object"}`), who)),
 		tools.Must(tools.NewRaw("admin", "Says who called; needs tools:admin.", []byte(`{"type":"object"}`), who, tools.WithScopes("tools:admin"))),
 	}
-	info := wymcp.Implementation{Name: "auth-test", Version: "1.0.0"}
+	info := protocol.Implementation{Name: "auth-test", Version: "1.0.0"}
 	srv, err := wymcp.New(info, &wymcp.Options{
 		Logger: slog.New(slog.DiscardHandler),
 		Auth:   &wymcp.AuthOptions{Authenticator: authn, ResourceMetadata: testMetadata},

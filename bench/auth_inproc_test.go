@@ -21,6 +21,7 @@ import (
 	"github.com/wymcp/wymcp/bench/benchauth"
 	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/inproc"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // authKeys are the bench's two signing keys, made once.
@@ -61,7 +62,7 @@ func newAuthServer(tb testing.TB, authn wymcp.Authenticator) *wymcp.Server {
 	if authn != nil {
 		opts.Auth = &wymcp.AuthOptions{Authenticator: authn, ResourceMetadata: "https://mcp.bench.wymcp.test/.well-known/oauth-protected-resource/mcp"}
 	}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, opts, echotool.New())
+	srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, opts, echotool.New())
 	if err != nil {
 		tb.Fatal(err)
 	}

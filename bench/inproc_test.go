@@ -30,7 +30,7 @@ const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","i
 
 func newServer(tb testing.TB) *wymcp.Server {
 	tb.Helper()
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
+	srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -148,9 +148,9 @@ func BenchmarkBareParallel(b *testing.B) { parallel(b, bareh.Handler) }
 //
 //	cd bench && GOWORK=off go test -run '^$' -bench WymcpRounds -benchmem -count 5
 func BenchmarkWymcpRounds(b *testing.B) {
-	form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+	form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
 	ask := tools.Must(tools.NewRaw("ask", "Asks a name, then echoes it.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var name protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &name)); err != nil {
 				return nil, err
@@ -158,8 +158,8 @@ func BenchmarkWymcpRounds(b *testing.B) {
 			return protocol.TextResult(string(name.Content)), nil
 		}))
 	echo := echotool.New()
-	srv, err := wymcp.New(wymcp.Implementation{Name: "rounds-wymcp", Version: "1.0.0"},
-		&wymcp.Options{StateKeys: [][]byte{bytes.Repeat([]byte{7}, wymcp.StateKeySize)}, StateTTL: time.Hour}, ask, echo)
+	srv, err := wymcp.New(protocol.Implementation{Name: "rounds-wymcp", Version: "1.0.0"},
+		&wymcp.Options{StateKeys: [][]byte{bytes.Repeat([]byte{7}, 32)}, StateTTL: time.Hour}, ask, echo)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package protocol
 
-import "github.com/wymcp/wymcp/internal/strictjson"
-
 // Content is one block of a tool result: *TextContent, *ImageContent,
-// *AudioContent, *ResourceLink or *EmbeddedResource. Each encodes itself
-// with its "type" member, so a zero-value literal is a valid block.
+// *AudioContent, *ResourceLink or *EmbeddedResource, and nothing else (the
+// set is the schema's, so the interface is closed). The server writes each
+// with its "type" member.
 type Content interface {
-	// ContentType returns the block's "type" member.
-	ContentType() string
+	content()
 }
 
 // Annotations tell a client how to use a content block.
@@ -74,74 +72,11 @@ type ResourceContents struct {
 	Meta     map[string]any `json:"_meta,omitempty"`
 }
 
-func (*TextContent) ContentType() string      { return "text" }
-func (*ImageContent) ContentType() string     { return "image" }
-func (*AudioContent) ContentType() string     { return "audio" }
-func (*ResourceLink) ContentType() string     { return "resource_link" }
-func (*EmbeddedResource) ContentType() string { return "resource" }
-
-// The wire forms. encoding/json (and goccy) encode []byte as standard
-// Base64, which is what image, audio and blob data are on the wire.
-
-type wireText struct {
-	Type        string         `json:"type"`
-	Text        string         `json:"text"`
-	Annotations *Annotations   `json:"annotations,omitempty"`
-	Meta        map[string]any `json:"_meta,omitempty"`
-}
-
-type wireMedia struct {
-	Type        string         `json:"type"`
-	Data        []byte         `json:"data"`
-	MimeType    string         `json:"mimeType"`
-	Annotations *Annotations   `json:"annotations,omitempty"`
-	Meta        map[string]any `json:"_meta,omitempty"`
-}
-
-type wireLink struct {
-	Type        string         `json:"type"`
-	URI         string         `json:"uri"`
-	Name        string         `json:"name"`
-	Title       string         `json:"title,omitempty"`
-	Description string         `json:"description,omitempty"`
-	MimeType    string         `json:"mimeType,omitempty"`
-	Size        *int64         `json:"size,omitempty"`
-	Icons       []Icon         `json:"icons,omitempty"`
-	Annotations *Annotations   `json:"annotations,omitempty"`
-	Meta        map[string]any `json:"_meta,omitempty"`
-}
-
-type wireEmbedded struct {
-	Type        string           `json:"type"`
-	Resource    ResourceContents `json:"resource"`
-	Annotations *Annotations     `json:"annotations,omitempty"`
-	Meta        map[string]any   `json:"_meta,omitempty"`
-}
-
-// MarshalJSON implements json.Marshaler.
-func (c *TextContent) MarshalJSON() ([]byte, error) {
-	return strictjson.Marshal(wireText{"text", c.Text, c.Annotations, c.Meta})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (c *ImageContent) MarshalJSON() ([]byte, error) {
-	return strictjson.Marshal(wireMedia{"image", c.Data, c.MimeType, c.Annotations, c.Meta})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (c *AudioContent) MarshalJSON() ([]byte, error) {
-	return strictjson.Marshal(wireMedia{"audio", c.Data, c.MimeType, c.Annotations, c.Meta})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return strictjson.Marshal(wireLink{"resource_link", c.URI, c.Name, c.Title, c.Description, c.MimeType, c.Size, c.Icons, c.Annotations, c.Meta})
-}
-
-// MarshalJSON implements json.Marshaler.
-func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
-	return strictjson.Marshal(wireEmbedded{"resource", c.Resource, c.Annotations, c.Meta})
-}
+func (*TextContent) content()      {}
+func (*ImageContent) content()     {}
+func (*AudioContent) content()     {}
+func (*ResourceLink) content()     {}
+func (*EmbeddedResource) content() {}
 
 // CallToolResult is the result of tools/call (resultType and _meta are
 // added by the server when it encodes the answer).

@@ -1,23 +1,10 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
-)
-
-// The requests a tool may make of the client within a call (SEP-2322): in
-// revision 2026-07-28 the server sends no requests of its own, so these
-// travel inside an input_required result and the client answers them in its
-// retry of the call (see package tools, Ask).
-const (
-	// MethodElicit asks the user to fill in a form.
-	MethodElicit = "elicitation/create"
-	// MethodSample asks the client's model for a completion.
-	MethodSample = "sampling/createMessage"
-	// MethodListRoots asks for the client's roots (the directories or files
-	// it lets the server work on).
-	MethodListRoots = "roots/list"
 )
 
 // ElicitRequest is the params of an elicitation/create in form mode: a
@@ -28,19 +15,7 @@ type ElicitRequest struct {
 	Message string
 	// RequestedSchema is the form: {"type":"object","properties":{…}} with
 	// optional "required", as JSON. It is sent as it is.
-	RequestedSchema RawJSON
-}
-
-// MarshalJSON implements json.Marshaler: form mode is named explicitly.
-func (r ElicitRequest) MarshalJSON() ([]byte, error) {
-	if len(r.RequestedSchema) == 0 {
-		return nil, errors.New("protocol: an elicitation needs a RequestedSchema")
-	}
-	return strictjson.Marshal(struct {
-		Mode            string  `json:"mode"`
-		Message         string  `json:"message"`
-		RequestedSchema RawJSON `json:"requestedSchema"`
-	}{"form", r.Message, r.RequestedSchema})
+	RequestedSchema json.RawMessage
 }
 
 // The actions of an [ElicitResult].
@@ -59,21 +34,18 @@ type ElicitResult struct {
 	Action string `json:"action"`
 	// Content is the submitted form, a JSON object, when Action is
 	// ElicitAccept; nil otherwise.
-	Content RawJSON        `json:"content,omitempty"`
-	Meta    map[string]any `json:"_meta,omitempty"`
+	Content json.RawMessage `json:"content,omitempty"`
+	Meta    map[string]any  `json:"_meta,omitempty"`
 }
 
-// Accepted reports whether the user submitted the form.
-func (r *ElicitResult) Accepted() bool { return r.Action == ElicitAccept }
-
 // DecodeContent decodes the submitted form into v by the rules the server
-// reads every request with ([Unmarshal]). The form's values are what the
+// reads every request with (strict JSON: duplicate names and invalid UTF-8 are errors). The form's values are what the
 // user typed: check them as any other input.
 func (r *ElicitResult) DecodeContent(v any) error {
 	if len(r.Content) == 0 {
 		return errors.New("protocol: the elicitation has no content (the user did not accept)")
 	}
-	return Unmarshal(r.Content, v)
+	return strictjson.Unmarshal(r.Content, v)
 }
 
 // CreateMessageRequest is the params of a sampling/createMessage: the
@@ -119,7 +91,7 @@ type CreateMessageResult struct {
 	Role string `json:"role"`
 	// Content is the sampled content as sent: one content block (an object)
 	// or several (an array). Text reads a text block.
-	Content RawJSON `json:"content"`
+	Content json.RawMessage `json:"content"`
 	// Model names the model that sampled.
 	Model string `json:"model"`
 	// StopReason is why sampling stopped ("endTurn", "stopSequence",
@@ -136,11 +108,11 @@ func (r *CreateMessageResult) Text() (string, bool) {
 		Text string `json:"text"`
 	}
 	var one block
-	if err := Unmarshal(r.Content, &one); err == nil {
+	if err := strictjson.Unmarshal(r.Content, &one); err == nil {
 		return one.Text, one.Type == "text"
 	}
 	var many []block
-	if err := Unmarshal(r.Content, &many); err == nil && len(many) == 1 {
+	if err := strictjson.Unmarshal(r.Content, &many); err == nil && len(many) == 1 {
 		return many[0].Text, many[0].Type == "text"
 	}
 	return "", false

@@ -3,13 +3,25 @@ package tools_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"time"
 
-	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/goccy/go-json/jsontext"
+	json "github.com/goccy/go-json/v2"
+
+	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
+// A typed tool: the input schema comes from addIn, and addOut's JSON is
+// both the structuredContent and a text block. Arguments that fail the
+// schema are answered with an isError result the model can act on; the
+// handler does not run.
 func ExampleNew() {
 	type addIn struct {
 		A int `json:"a" jsonschema:"first addend"`
@@ -19,19 +31,21 @@ func ExampleNew() {
 		Sum int `json:"sum"`
 	}
 	add := tools.Must(tools.New("add", "Adds two integers.",
-		func(_ context.Context, in addIn) (addOut, error) { return addOut{in.A + in.B}, nil }))
+		func(_ context.Context, in addIn) (addOut, error) { return addOut{in.A + in.B}, nil },
+		tools.WithTitle("Add"),
+		tools.WithAnnotations(protocol.ToolAnnotations{ReadOnlyHint: ptr(true)})))
 
-	fmt.Println(string(add.Definition().InputSchema))
-	out := add.Call(context.Background(), protocol.RawJSON(`{"a":2,"b":3}`))
-	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
-	out = add.Call(context.Background(), protocol.RawJSON(`{"a":2}`))
-	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	url, stop := serve(add)
+	defer stop()
+	fmt.Println(call(url, "add", `{"a":2,"b":3}`))
+	fmt.Println(call(url, "add", `{"a":2}`))
 	// Output:
-	// {"type":"object","properties":{"a":{"type":"integer","description":"first addend"},"b":{"type":"integer","description":"second addend"}},"required":["a","b"],"additionalProperties":false}
-	// ok {"sum":5}
-	// invalid_arguments Invalid arguments for tool add: at '': missing property 'b'
+	// {"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5}}
+	// {"content":[{"type":"text","text":"Invalid arguments for tool add: at '': missing property 'b'"}],"isError":true}
 }
 
+// A raw tool: its schema is kept byte for byte, and the handler decodes the
+// arguments itself. They are its own copy, to keep if it likes.
 func ExampleNewRaw() {
 	schema := []byte(`{
   "type": "object",
@@ -39,61 +53,137 @@ func ExampleNewRaw() {
   "required": ["text"]
 }`)
 	shout := tools.Must(tools.NewRaw("shout", "Upper-cases text.", schema,
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 			var in struct {
 				Text string `json:"text"`
 			}
-			if err := strictjson.Unmarshal(args, &in); err != nil {
+			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, err
 			}
 			return protocol.TextResult(strings.ToUpper(in.Text)), nil
-		}))
+		}, tools.WithDeadline(5*time.Second)))
 
-	fmt.Println(string(shout.Definition().InputSchema) == string(schema))
-	out := shout.Call(context.Background(), protocol.RawJSON(`{"text":"hello"}`))
-	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
-	out = shout.Call(context.Background(), protocol.RawJSON(`{"text":7}`))
-	fmt.Println(out.Kind, out.Result.Content[0].(*protocol.TextContent).Text)
+	url, stop := serve(shout)
+	defer stop()
+	fmt.Println(call(url, "shout", `{"text":"hello"}`))
+	fmt.Println(call(url, "shout", `{"text":7}`))
 	// Output:
-	// true
-	// ok HELLO
-	// invalid_arguments Invalid arguments for tool shout: at '/text': got number, want string
+	// {"content":[{"type":"text","text":"HELLO"}]}
+	// {"content":[{"type":"text","text":"Invalid arguments for tool shout: at '/text': got number, want string"}],"isError":true}
 }
 
-// A handler asks the user for a name with Ask; the call runs once per
-// round. Outside a server a Round stands in for the request: its Responses
-// are the client's answers, its Carried what the previous round's Outcome
-// carried. (A server does this from the request and its sealed
-// requestState.)
+// A tool that needs the user's answer asks for it; the call answers
+// input_required until the client retries with the answer (and the sealed
+// requestState). CanAsk lets the tool do without an input the client
+// cannot give: this client declared no elicitation capability.
 func ExampleAsk() {
 	form := protocol.ElicitRequest{
 		Message:         "What is your name?",
-		RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 	}
 	greet := tools.Must(tools.NewRaw("greet", "Greets the user by the name they give.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
-			var answer protocol.ElicitResult
-			if err := tools.Ask(ctx, tools.Elicit("user_name", form, &answer)); err != nil {
-				return nil, err // tools.ErrInputRequired until the client answers
-			}
-			var who struct {
-				Name string `json:"name"`
-			}
-			if !answer.Accepted() || answer.DecodeContent(&who) != nil {
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+			name := tools.Elicit("user_name", form, new(protocol.ElicitResult))
+			if !tools.CanAsk(ctx, name) {
 				return protocol.TextResult("Hello, stranger!"), nil
 			}
-			return protocol.TextResult("Hello, " + who.Name + "!"), nil
+			if err := tools.Ask(ctx, name); err != nil {
+				return nil, err // tools.ErrInputRequired: the call waits for the answer
+			}
+			return protocol.TextResult("Hello!"), nil
 		}))
 
-	round1 := greet.Call(tools.WithRound(context.Background(), &tools.Round{}), nil)
-	fmt.Println(round1.Kind, round1.Inputs[0].Key, round1.Inputs[0].Method)
-
-	round2 := greet.Call(tools.WithRound(context.Background(), &tools.Round{
-		Carried:   round1.Carry,
-		Responses: protocol.RawJSON(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`),
-	}), nil)
-	fmt.Println(round2.Kind, round2.Result.Content[0].(*protocol.TextContent).Text)
+	url, stop := serve(greet)
+	defer stop()
+	fmt.Println(call(url, "greet", `{}`))
 	// Output:
-	// input_required user_name elicitation/create
-	// ok Hello, Ada!
+	// {"content":[{"type":"text","text":"Hello, stranger!"}]}
 }
+
+// A raw tool may declare its output schema; a result whose
+// structuredContent does not match it is answered as the tool's error
+// instead of reaching a client that would reject it. Title, icons and _meta
+// are what tools/list shows of the tool.
+func ExampleWithOutputSchema() {
+	stats := tools.Must(tools.NewRaw("stats", "Counts the words of a text.",
+		[]byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
+			var in struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(args, &in); err != nil {
+				return nil, err
+			}
+			n := len(strings.Fields(in.Text))
+			return &protocol.CallToolResult{
+				Content:           []protocol.Content{&protocol.TextContent{Text: fmt.Sprint(n, " words")}},
+				StructuredContent: map[string]any{"words": n},
+			}, nil
+		},
+		tools.WithOutputSchema([]byte(`{"type":"object","properties":{"words":{"type":"integer","minimum":1}},"required":["words"]}`)),
+		tools.WithTitle("Word count"),
+		tools.WithIcons(protocol.Icon{Src: "https://example.com/stats.svg", MimeType: "image/svg+xml"}),
+		tools.WithMeta(map[string]any{"com.example/team": "text"})))
+
+	url, stop := serve(stats)
+	defer stop()
+	fmt.Println(call(url, "stats", `{"text":"one two three"}`))
+	fmt.Println(call(url, "stats", `{"text":""}`))
+	// Output:
+	// {"content":[{"type":"text","text":"3 words"}],"structuredContent":{"words":3}}
+	// {"content":[{"type":"text","text":"Tool stats returned structured content that does not match its output schema: at '/words': got 0, want at least 1"}],"isError":true}
+}
+
+// serve runs ts on a loopback httptest server; stop ends both.
+func serve(ts ...*tools.Tool) (url string, stop func()) {
+	srv, err := wymcp.New(protocol.Implementation{Name: "example", Version: "1.0.0"}, nil, ts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	return hs.URL, func() {
+		hs.Close()
+		_ = srv.Shutdown(context.Background())
+	}
+}
+
+// call sends one tools/call with the headers MCP 2026-07-28 requires and
+// returns the result without its _meta and resultType, which every result
+// carries.
+func call(url, tool, args string) string {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var answer struct {
+		Result map[string]jsontext.Value `json:"result"`
+	}
+	if err := json.Unmarshal(b, &answer); err != nil {
+		log.Fatal(err)
+	}
+	delete(answer.Result, "_meta")
+	delete(answer.Result, "resultType")
+	out, err := json.Marshal(answer.Result, json.Deterministic(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return string(out)
+}
+
+func ptr[T any](v T) *T { return &v }

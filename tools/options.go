@@ -1,101 +1,80 @@
 package tools
 
 import (
-	"errors"
-	"maps"
-	"slices"
 	"time"
 
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// DefaultDeadline bounds a call of a tool that sets no [WithDeadline]. A
-// minute is long enough for a tool that calls a slow API and short enough
-// that a client of a stuck handler is not kept waiting: it is answered with
-// an isError result at the deadline (plus a second's grace for a handler
-// that ignores its context, which still holds its in-flight place until it
-// returns).
-const DefaultDeadline = 60 * time.Second
-
 // Option configures a [Tool] at construction. Options are functional here,
-// unlike the server's options struct, because each tool has its own
-// few optional fields and is usually written as one expression in a
-// package-level tool set.
-type Option func(*config)
+// unlike the server's options struct, because each tool has its own few
+// optional fields and is usually written as one expression in a
+// package-level tool set. A nil Option is ignored.
+type Option struct {
+	apply toolrun.Option
+}
 
-type config struct {
-	title        string
-	annotations  *protocol.ToolAnnotations
-	icons        []protocol.Icon
-	meta         map[string]any
-	deadline     time.Duration
-	capabilities []string
-	scopes       []string
-	outputSchema []byte
-	hasOutput    bool
-	errs         []error
+func unwrapOptions(opts []Option) []toolrun.Option {
+	out := make([]toolrun.Option, len(opts))
+	for i, o := range opts {
+		out[i] = o.apply
+	}
+	return out
 }
 
 // WithTitle sets the human-readable title that clients show instead of the
 // name.
-func WithTitle(title string) Option { return func(c *config) { c.title = title } }
+func WithTitle(title string) Option { return Option{toolrun.WithTitle(title)} }
 
 // WithAnnotations sets the behaviour hints (read-only, destructive, …).
 // They are hints for the client only; wymcp enforces none of them.
 func WithAnnotations(a protocol.ToolAnnotations) Option {
-	return func(c *config) { c.annotations = &a }
+	return Option{toolrun.WithAnnotations(a)}
 }
 
 // WithIcons sets the tool's icons. The slice is copied.
-func WithIcons(icons ...protocol.Icon) Option {
-	return func(c *config) { c.icons = slices.Clone(icons) }
-}
+func WithIcons(icons ...protocol.Icon) Option { return Option{toolrun.WithIcons(icons...)} }
 
 // WithMeta sets the tool's _meta object in tools/list. The map is copied
 // (shallowly) and must encode as JSON, or [New] fails.
-func WithMeta(meta map[string]any) Option {
-	return func(c *config) { c.meta = maps.Clone(meta) }
-}
+func WithMeta(meta map[string]any) Option { return Option{toolrun.WithMeta(meta)} }
 
 // WithDeadline bounds each call of the tool: the handler's context is done
-// after d. Zero means [DefaultDeadline]; a negative d makes [New] fail,
-// because a tool that can never run is a configuration mistake.
-func WithDeadline(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, errors.New("negative deadline"))
-			return
-		}
-		c.deadline = d
-	}
-}
+// after d, and the call is answered with an isError result naming the tool
+// and its deadline (docs/design.md §5). Zero means a minute: long enough for
+// a tool that calls a slow API, short enough that the client of a stuck
+// handler is not kept waiting. A negative d makes [New] fail, because a tool
+// that can never run is a configuration mistake. A handler that ignores its
+// context is answered at the deadline all the same, and still holds its
+// in-flight place until it returns.
+func WithDeadline(d time.Duration) Option { return Option{toolrun.WithDeadline(d)} }
 
 // WithRequiredCapabilities names the client capabilities the tool needs, such
 // as "sampling". The server answers -32021 to a call whose request did not
 // declare them (docs/design.md §5), before the tool runs. Repeated names are
 // kept once.
 func WithRequiredCapabilities(names ...string) Option {
-	return func(c *config) {
-		for _, n := range names {
-			if n == "" {
-				c.errs = append(c.errs, errors.New("empty required capability name"))
-				return
-			}
-			if !slices.Contains(c.capabilities, n) {
-				c.capabilities = append(c.capabilities, n)
-			}
-		}
-	}
+	return Option{toolrun.WithRequiredCapabilities(names...)}
 }
 
 // WithOutputSchema gives a raw tool an output schema: a JSON Schema 2020-12
 // document (since 2026-07-28 its root may describe any JSON value, not only
-// an object), kept byte-for-byte like the input schema. Each result's structuredContent is
-// validated against it. Typed tools infer theirs from Out, so [New] refuses
-// this option.
-func WithOutputSchema(schema []byte) Option {
-	return func(c *config) {
-		c.outputSchema = slices.Clone(schema)
-		c.hasOutput = true
-	}
-}
+// an object), kept byte-for-byte like the input schema. Each result's
+// structuredContent is validated against it. Typed tools infer theirs from
+// Out, so [New] refuses this option.
+func WithOutputSchema(schema []byte) Option { return Option{toolrun.WithOutputSchema(schema)} }
+
+// WithScopes names the OAuth scopes a caller needs, all of them, to call
+// the tool and to see it in tools/list (docs/design.md §6). A tools/call
+// from a caller without them is answered 403 insufficient_scope naming
+// every scope the call needs, before the tool runs; tools/list leaves the
+// tool out of that caller's pages, which are then marked cacheScope
+// "private" (tools/list may vary by the request's authorization).
+//
+// Each scope must be an RFC 6749 §3.3 scope token (printable ASCII without
+// space, '"' or '\'), or [New] fails. Repeated scopes are kept once. A
+// server with a scoped tool needs an authenticator: wymcp.New refuses the
+// tool set otherwise, since without one no caller could be granted a scope
+// and the tool would be unreachable.
+func WithScopes(scopes ...string) Option { return Option{toolrun.WithScopes(scopes...)} }

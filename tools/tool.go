@@ -2,41 +2,92 @@ package tools
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"maps"
-	"slices"
-	"time"
 
-	"github.com/wymcp/wymcp/internal/jsonschema"
-	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// Tool is a tool the server offers. Immutable after construction; safe for
-// concurrent use. Build one with [New] or [NewRaw].
+// Tool is a tool the server offers: a name, a description, schemas, and the
+// handler that runs a call. Build one with [New] or [NewRaw] and give it to
+// wymcp.New. It is immutable after construction and safe for concurrent
+// use.
 type Tool struct {
-	def      protocol.Tool
-	caps     []string
-	scopes   []string // see WithScopes
-	deadline time.Duration
-	input    *jsonschema.Schema
-	output   *jsonschema.Schema // raw tools with WithOutputSchema only
-	headers  []protocol.HeaderParam
-	run      handler
-
-	// fastInput and fastOutput decide "certainly valid" on the raw bytes
-	// without decoding (fastschema.go); nil when the schema has keywords
-	// outside their subset, and then every call takes the full path.
-	fastInput  *fastSchema
-	fastOutput *fastSchema
+	rt *toolrun.Tool
 }
 
-// handler runs the tool on arguments that passed the input schema: raw is
-// the arguments as sent (never nil). It returns the result or the handler's
-// error; an invalid bool marks arguments that the schema admitted but the Go
-// type could not hold (a typed tool's decode), whose message is in err.
-type handler func(ctx context.Context, raw protocol.RawJSON) (res *protocol.CallToolResult, invalid bool, err error)
+func init() {
+	// wymcp.New reads the compiled tool from here (internal/toolrun.Of):
+	// the server's runtime sits below this package and cannot name Tool.
+	toolrun.Of = func(public any) *toolrun.Tool {
+		if t, _ := public.(*Tool); t != nil {
+			return t.rt
+		}
+		return nil
+	}
+}
+
+// New returns a typed tool: fn receives the arguments decoded into In and
+// its Out becomes the result (docs/design.md §6).
+//
+// The input schema is inferred from In, which must be a struct or a map with
+// string keys, because MCP requires the input schema's root to be an object.
+// Struct members follow the `json` tags (omitempty, omitzero and pointer
+// fields are optional; the rest are required), a `jsonschema:"…"` tag is the
+// member's description, and a struct admits no members it has no field for
+// ("additionalProperties":false), so a misspelt argument is reported to the
+// model instead of silently dropped. Recursive types, channels, funcs and
+// complex numbers make New fail.
+//
+// The output schema is inferred from Out when Out is a struct or a map with
+// string keys (or a pointer to one). The result then carries the JSON of Out
+// both as structuredContent and as one text block, for clients that read
+// only text (MCP 2025-06-18 and later recommend both). For any other Out —
+// an interface, a string, a slice — there is no output schema, because MCP
+// requires an object there, and the result is the text block alone. A nil
+// pointer Out from a tool with an output schema is answered as a tool
+// error: that tool promised an object.
+//
+// The arguments are validated against the schema before fn runs, so fn only
+// ever sees arguments the schema admits. Every way a call can go wrong —
+// arguments that fail the schema, an error from fn, a panic, the deadline —
+// is answered with a result whose isError is true, which the model can read
+// and act on (docs/design.md §5); a panic's value and stack go to the span
+// and the log, never to the client.
+//
+// The schema is compiled here, so a bad name, a bad schema or a `$ref` that
+// would need a file or the network fails New, not the first call.
+func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...Option) (*Tool, error) {
+	return wrap(toolrun.New(name, description, fn, unwrapOptions(opts)...))
+}
+
+// RawHandler runs a raw tool. arguments is params.arguments as sent, already
+// validated against the tool's input schema ({} when the request had none).
+// It is the handler's own copy: the handler may keep it, or parts of it,
+// past its return. It may be called concurrently. ctx is done at the tool's
+// deadline or when the client goes away; a handler that does long work
+// should watch it.
+//
+// A nil result with a nil error is an empty result (content []). A result
+// with IsError set is the tool reporting its own failure. A non-nil error
+// becomes an isError result whose text is err.Error(), so that text must be
+// fit for the model to read.
+type RawHandler func(ctx context.Context, arguments []byte) (*protocol.CallToolResult, error)
+
+// NewRaw returns a tool whose input schema is the JSON Schema 2020-12 document
+// inputSchema (docs/design.md §6). The bytes are copied and kept as they are —
+// not compacted, not reordered — so the client sees the author's schema
+// exactly in tools/list. The root must be an object schema with
+// "type":"object"; the document must be strict JSON; any `$ref` outside the
+// document (a URL or a file) makes NewRaw fail, as does an invalid schema.
+// References inside the document (`#/$defs/x`, `#anchor`, `$dynamicRef`,
+// embedded `$id` resources) resolve as usual; no `$ref` is ever fetched.
+//
+// With [WithOutputSchema], each non-error result's structuredContent, when
+// present, is validated against that schema; a mismatch is answered as a
+// tool error rather than sent, because the client would reject it.
+func NewRaw(name, description string, inputSchema []byte, fn RawHandler, opts ...Option) (*Tool, error) {
+	return wrap(toolrun.NewRaw(name, description, inputSchema, fn, unwrapOptions(opts)...))
+}
 
 // Must returns t, and panics if err is not nil. It is for package-level tool
 // sets, where a bad tool is a programming error found at start-up.
@@ -48,108 +99,30 @@ func Must(t *Tool, err error) *Tool {
 }
 
 // Name returns the tool's name, unique within a server.
-func (t *Tool) Name() string { return t.def.Name }
+func (t *Tool) Name() string { return t.rt.Name() }
 
-// Definition returns the tool as tools/list shows it. The schemas are the
-// bytes the tool was built with. It is a copy: changing it changes nothing.
-func (t *Tool) Definition() protocol.Tool {
-	d := t.def
-	d.InputSchema = slices.Clone(d.InputSchema)
-	d.OutputSchema = slices.Clone(d.OutputSchema)
-	d.Icons = slices.Clone(d.Icons)
-	d.Meta = maps.Clone(d.Meta)
-	if d.Annotations != nil {
-		a := *d.Annotations
-		d.Annotations = &a
+// Scopes returns the OAuth scopes a caller needs to call the tool (see
+// [WithScopes] and [RequireScopes]); nil when it needs none. An embedder
+// lists them in its protected-resource metadata's scopes_supported. It is
+// a copy.
+func (t *Tool) Scopes() []string { return t.rt.Scopes() }
+
+// RequireScopes returns a copy of t that also requires scopes, as if t had
+// been built with [WithScopes] naming them too. It is for a deployment that
+// decides a tool set's access policy apart from the tools' code, as
+// cmd/wymcp's -auth-scope flag does; a tool whose code knows its scopes
+// takes WithScopes. t is unchanged.
+func RequireScopes(t *Tool, scopes ...string) (*Tool, error) {
+	var rt *toolrun.Tool
+	if t != nil {
+		rt = t.rt
 	}
-	return d
+	return wrap(toolrun.RequireScopes(rt, scopes...))
 }
 
-// RequiredCapabilities returns the client capabilities the tool needs (see
-// [WithRequiredCapabilities]); nil when none. It is a copy.
-func (t *Tool) RequiredCapabilities() []string { return slices.Clone(t.caps) }
-
-// Deadline returns how long one call may run (see [WithDeadline]).
-func (t *Tool) Deadline() time.Duration { return t.deadline }
-
-// build checks what every tool shares — name, description, handler, options —
-// and assembles the Tool around its compiled schemas.
-func build(name, description string, nilFn bool, inputSchema []byte, outputSchema []byte, typed bool, opts []Option) (*Tool, *config, error) {
-	if err := checkName(name); err != nil {
-		return nil, nil, err
+func wrap(rt *toolrun.Tool, err error) (*Tool, error) {
+	if err != nil {
+		return nil, err
 	}
-	if description == "" {
-		return nil, nil, fmt.Errorf("tools: tool %q: empty description (docs/design.md §6: every tool has one)", name)
-	}
-	if nilFn {
-		return nil, nil, fmt.Errorf("tools: tool %q: nil handler", name)
-	}
-	c := &config{}
-	for _, o := range opts {
-		if o != nil {
-			o(c)
-		}
-	}
-	if len(c.errs) > 0 {
-		return nil, nil, fmt.Errorf("tools: tool %q: %w", name, errors.Join(c.errs...))
-	}
-	if c.hasOutput {
-		if typed {
-			return nil, nil, fmt.Errorf("tools: tool %q: WithOutputSchema is for raw tools; a typed tool's output schema comes from Out", name)
-		}
-		outputSchema = c.outputSchema
-	}
-	t := &Tool{
-		def: protocol.Tool{
-			Name:         name,
-			Title:        c.title,
-			Description:  description,
-			InputSchema:  inputSchema,
-			OutputSchema: outputSchema,
-			Annotations:  c.annotations,
-			Icons:        c.icons,
-			Meta:         c.meta,
-		},
-		caps:     c.capabilities,
-		scopes:   c.scopes,
-		deadline: c.deadline,
-	}
-	if t.deadline == 0 {
-		t.deadline = DefaultDeadline
-	}
-	var err error
-	if t.input, err = compile(inputSchema, true); err != nil {
-		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
-	}
-	t.fastInput = compileFast(inputSchema)
-	if t.headers, err = parseHeaderParams(inputSchema); err != nil {
-		return nil, nil, fmt.Errorf("tools: tool %q: input schema: %w", name, err)
-	}
-	if outputSchema != nil {
-		if t.output, err = compile(outputSchema, false); err != nil {
-			return nil, nil, fmt.Errorf("tools: tool %q: output schema: %w", name, err)
-		}
-		t.fastOutput = compileFast(outputSchema)
-	}
-	// Encode the definition now so that a _meta value goccy cannot encode
-	// fails New, not the first tools/list.
-	if _, err := wire.AppendTool(nil, &t.def); err != nil {
-		return nil, nil, fmt.Errorf("tools: tool %q: definition does not encode: %w", name, err)
-	}
-	return t, c, nil
-}
-
-// checkName enforces ^[A-Za-z0-9_.-]{1,128}$ (docs/design.md §6), byte by
-// byte: the set is ASCII, so no regexp is needed.
-func checkName(name string) error {
-	if len(name) == 0 || len(name) > 128 {
-		return fmt.Errorf("tools: invalid tool name %q: must be 1 to 128 characters", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Errorf("tools: invalid tool name %q: byte %q at %d is not one of A-Z a-z 0-9 _ . -", name, c, i)
-		}
-	}
-	return nil
+	return &Tool{rt: rt}, nil
 }

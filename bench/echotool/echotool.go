@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 
+	json "github.com/goccy/go-json/v2"
+
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -20,11 +22,11 @@ func New() *tools.Tool {
 	return tools.Must(tools.NewRaw("echo", "Echoes the given text back as one text block.", []byte(Schema), echo))
 }
 
-func echo(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+func echo(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 	var in struct {
 		Text string `json:"text"`
 	}
-	if err := protocol.Unmarshal(args, &in); err != nil {
+	if err := json.Unmarshal(args, &in); err != nil {
 		return nil, errors.New("arguments cannot be decoded")
 	}
 	return protocol.TextResult(in.Text), nil

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+
 	"errors"
 	"image"
 	"image/color"
 	"image/png"
 	"time"
+
+	gojson "github.com/goccy/go-json/v2"
 
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
@@ -98,7 +101,7 @@ func conformanceTools() ([]*tools.Tool, error) {
 	wavData := tinyWAV()
 	noArgs := []byte(noArgsSchema)
 	result := func(r *protocol.CallToolResult) tools.RawHandler {
-		return func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) { return r, nil }
+		return func(context.Context, []byte) (*protocol.CallToolResult, error) { return r, nil }
 	}
 	text := func(s string) *string { return &s }
 
@@ -139,11 +142,11 @@ func conformanceTools() ([]*tools.Tool, error) {
 		"json_schema_2020_12_tool": add(tools.NewRaw("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", []byte(jsonSchema202012),
 			result(protocol.TextResult("JSON Schema 2020-12 tool called.")))),
 		"test_x_mcp_header": add(tools.NewRaw("test_x_mcp_header", "Echoes its region argument, which clients mirror in the Mcp-Param-Region header.", []byte(xMCPHeaderSchema),
-			func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+			func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 				var in struct {
 					Region string `json:"region"`
 				}
-				if err := protocol.Unmarshal(args, &in); err != nil {
+				if err := gojson.Unmarshal(args, &in); err != nil {
 					return nil, errors.New("arguments cannot be decoded")
 				}
 				return protocol.TextResult("region: " + in.Region), nil
@@ -188,7 +191,7 @@ func conformanceTools() ([]*tools.Tool, error) {
 // progressFixture reports 0, 50 and 100 of 100 with pauses between them, as
 // tools-call-with-progress expects; without a progress token the reports go
 // nowhere and only the pauses remain.
-func progressFixture(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+func progressFixture(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 	total := 100.0
 	for i, p := range []float64{0, 50, 100} {
 		if i > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -36,13 +37,13 @@ func TestConformanceToolSet(t *testing.T) {
 	if names[0] != "test_simple_text" {
 		t.Errorf("first tool = %q, want test_simple_text", names[0])
 	}
-	if got := string(byName["json_schema_2020_12_tool"].Definition().InputSchema); got != jsonSchema202012 {
+	if got := string(toolrun.Of(byName["json_schema_2020_12_tool"]).Definition().InputSchema); got != jsonSchema202012 {
 		t.Errorf("json_schema_2020_12_tool schema not kept verbatim:\n%s", got)
 	}
-	if hp := byName["test_x_mcp_header"].HeaderParams(); len(hp) != 1 || hp[0].Name != "Region" || hp[0].Type != "string" || !slices.Equal(hp[0].Path, []string{"region"}) {
+	if hp := toolrun.Of(byName["test_x_mcp_header"]).HeaderParams(); len(hp) != 1 || hp[0].Name != "Region" || hp[0].Type != "string" || !slices.Equal(hp[0].Path, []string{"region"}) {
 		t.Errorf("test_x_mcp_header header params = %+v, want Region on the string property region", hp)
 	}
-	if caps := byName["test_missing_capability"].RequiredCapabilities(); !slices.Equal(caps, []string{"sampling"}) {
+	if caps := toolrun.Of(byName["test_missing_capability"]).RequiredCapabilities(); !slices.Equal(caps, []string{"sampling"}) {
 		t.Errorf("test_missing_capability requires %q, want [sampling]", caps)
 	}
 

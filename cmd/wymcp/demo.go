@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+
 	"errors"
 	"fmt"
 	"time"
+
+	gojson "github.com/goccy/go-json/v2"
 
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
@@ -64,15 +68,15 @@ func demoTools() ([]*tools.Tool, error) {
 			// Refused up front (-32021) for a client that cannot answer.
 			tools.WithRequiredCapabilities("elicitation"))),
 		add(tools.NewRaw("fail", "Always fails: shows a tool error answered as an isError result.",
-			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+			[]byte(noArgsSchema), func(context.Context, []byte) (*protocol.CallToolResult, error) {
 				return nil, errors.New("this tool always fails")
 			}, tools.WithAnnotations(closed))),
 		add(tools.NewRaw("panic", "Always panics: shows tool containment (an isError result, the server keeps running).",
-			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+			[]byte(noArgsSchema), func(context.Context, []byte) (*protocol.CallToolResult, error) {
 				panic("demo: the panic tool panicked")
 			}, tools.WithAnnotations(closed))),
 		add(tools.NewRaw("bad_result", "Returns a result that faults while it is encoded: shows supervisor containment (JSON-RPC -32603).",
-			[]byte(noArgsSchema), func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+			[]byte(noArgsSchema), func(context.Context, []byte) (*protocol.CallToolResult, error) {
 				return &protocol.CallToolResult{
 					Content:           []protocol.Content{&protocol.TextContent{Text: "never sent"}},
 					StructuredContent: explosive{},
@@ -85,21 +89,21 @@ func demoTools() ([]*tools.Tool, error) {
 	return ts, nil
 }
 
-func echo(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+func echo(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 	var in struct {
 		Text string `json:"text"`
 	}
-	if err := protocol.Unmarshal(args, &in); err != nil {
+	if err := gojson.Unmarshal(args, &in); err != nil {
 		return nil, errors.New("arguments cannot be decoded")
 	}
 	return protocol.TextResult(in.Text), nil
 }
 
-func sleep(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+func sleep(ctx context.Context, args []byte) (*protocol.CallToolResult, error) {
 	var in struct {
 		MS int64 `json:"ms"`
 	}
-	if err := protocol.Unmarshal(args, &in); err != nil {
+	if err := gojson.Unmarshal(args, &in); err != nil {
 		return nil, errors.New("arguments cannot be decoded")
 	}
 	// Progress in tenths of the sleep, in milliseconds slept; a client that
@@ -123,7 +127,7 @@ func sleep(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult
 // demoNameForm is ask_name's question: a one-field form.
 var demoNameForm = protocol.ElicitRequest{
 	Message:         "What should I call you?",
-	RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1,"maxLength":100}},"required":["name"]}`),
+	RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1,"maxLength":100}},"required":["name"]}`),
 }
 
 // askName asks the user's name through the client. The first call returns
@@ -131,12 +135,12 @@ var demoNameForm = protocol.ElicitRequest{
 // input_required result and a sealed requestState; the client asks the
 // user and retries the call with the answer, and this handler runs again
 // from the top, where Ask now returns the answer. Nothing waits in between.
-func askName(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+func askName(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 	var answer protocol.ElicitResult
 	if err := tools.Ask(ctx, tools.Elicit("name", demoNameForm, &answer)); err != nil {
 		return nil, err
 	}
-	if !answer.Accepted() {
+	if answer.Action != protocol.ElicitAccept {
 		return protocol.TextResult("Hello, whoever you are (you chose to " + answer.Action + ")."), nil
 	}
 	var form struct {

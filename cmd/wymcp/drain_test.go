@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/internal/toolrun"
 )
 
 // The stop of drain.go, against the real program on a real listener:
@@ -451,8 +452,8 @@ func TestDemoDeadlinesFitShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range ts {
-		if d := tool.Deadline() + time.Second; d > c.shutdownTimeout {
-			t.Errorf("tool %s: deadline %v plus 1 s grace exceeds the default -shutdown-timeout %v", tool.Name(), tool.Deadline(), c.shutdownTimeout)
+		if d := toolrun.Of(tool).Deadline() + time.Second; d > c.shutdownTimeout {
+			t.Errorf("tool %s: deadline %v plus 1 s grace exceeds the default -shutdown-timeout %v", tool.Name(), toolrun.Of(tool).Deadline(), c.shutdownTimeout)
 		}
 	}
 }

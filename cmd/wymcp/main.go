@@ -46,6 +46,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/auth"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // version is the demo server's version, sent in every result's _meta.
@@ -337,7 +338,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		c.opts.Auth, prm = sa.options, sa.metadata
 	}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
+	srv, err := wymcp.New(protocol.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
 	if err != nil {
 		ln.Close()
 		return fail(err)

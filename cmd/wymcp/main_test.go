@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // meta is the params._meta member every 2026-07-28 request carries.
@@ -82,7 +82,7 @@ func startTo(t *testing.T, stderr io.Writer, args ...string) *server {
 	}
 	s.url = strings.TrimSuffix(strings.TrimPrefix(line, prefix), "\n")
 	s.pool = &http.Transport{}
-	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: &http.Client{Transport: s.pool}, Info: wymcp.Implementation{Name: "wymcp-demo", Version: version}}
+	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: &http.Client{Transport: s.pool}, Info: protocol.Implementation{Name: "wymcp-demo", Version: version}}
 	t.Cleanup(func() {
 		s.pool.CloseIdleConnections()
 		cancel()

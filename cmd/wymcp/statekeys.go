@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/wymcp/wymcp"
 )
 
 // readStateKeys reads the -state-key-file: the key ring that seals the
 // requestState of multi-round-trip tool calls (wymcp.Options.StateKeys).
 //
 // One key per line, newest first, each the standard base64 (RFC 4648 §4,
-// padded) of wymcp.StateKeySize (32) random bytes, as `openssl rand -base64
+// padded) of 32 random bytes, as `openssl rand -base64
 // 32` prints one. Blank lines and lines starting with # are ignored, and
 // white space around a key is trimmed. To rotate, add a new first line,
 // restart every replica, and remove the oldest line once -state-ttl has
@@ -40,11 +38,11 @@ func readStateKeys(path string) ([][]byte, error) {
 		key, err := base64.StdEncoding.Strict().DecodeString(line)
 		if err != nil {
 			return nil, fmt.Errorf("-state-key-file %s: line %d is not standard base64 (want the base64 of %d random bytes, as `openssl rand -base64 %d` prints)",
-				path, n, wymcp.StateKeySize, wymcp.StateKeySize)
+				path, n, 32, 32)
 		}
-		if len(key) != wymcp.StateKeySize {
+		if len(key) != 32 {
 			return nil, fmt.Errorf("-state-key-file %s: the key on line %d is %d bytes; each key must be %d bytes (AES-256)",
-				path, n, len(key), wymcp.StateKeySize)
+				path, n, len(key), 32)
 		}
 		if first, dup := seen[string(key)]; dup {
 			return nil, fmt.Errorf("-state-key-file %s: line %d repeats the key of line %d", path, n, first)

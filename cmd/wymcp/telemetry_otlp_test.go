@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ const (
 
 // panickingTool is the handler of the e2e test's "panic" tool: its name
 // must appear in the stack the span's exception event carries.
-func panickingTool(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+func panickingTool(context.Context, []byte) (*protocol.CallToolResult, error) {
 	var deep func(int) int
 	deep = func(n int) int { // a few frames, so the stack is no stub
 		if n == 0 {
@@ -136,19 +137,19 @@ func testTelemetryOTLP(t *testing.T, proto string) {
 
 	echo := tools.Must(tools.NewRaw("echo", "Echoes its text.",
 		[]byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 			var in struct{ Text string }
-			if err := protocol.Unmarshal(args, &in); err != nil {
+			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, err
 			}
 			return protocol.TextResult(in.Text), nil
 		}))
 	boom := tools.Must(tools.NewRaw("panic", "Panics.", []byte(`{"type":"object"}`), panickingTool))
 	badResult := tools.Must(tools.NewRaw("bad_result", "Returns a result that cannot be encoded.", []byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: panicsOnEncode{}}, nil
 		}))
-	info := wymcp.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+	info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.New(logs)}, echo, boom, badResult)
 	if err != nil {
 		t.Fatal(err)

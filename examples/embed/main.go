@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -49,7 +50,7 @@ func serve(ctx context.Context, ln net.Listener) error {
 		func(ctx context.Context, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		}))
-	srv, err := wymcp.New(wymcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil, greet)
+	srv, err := wymcp.New(protocol.Implementation{Name: "greeter", Version: "1.0.0"}, nil, greet)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 
-	// Longer than a tool's deadline (tools.DefaultDeadline, 60 s). Past it,
+	// Longer than a tool's default deadline (a minute, tools.WithDeadline). Past it,
 	// srv.Shutdown answers the calls still running with an isError result
 	// saying the server is shutting down, and hs.Close then closes the
 	// connections that tools ignoring their context still hold.

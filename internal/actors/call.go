@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // Call is the message a method actor receives: one request, the context its
@@ -19,7 +19,7 @@ type Call struct {
 	// Request is the request, its params and `_meta` already validated.
 	Request *wire.Request
 	// Tool is the tool a tools/call names, nil when unknown.
-	Tool *tools.Tool
+	Tool *toolrun.Tool
 	// Op records the request's span; faults are recorded on it.
 	Op *telemetry.Op
 	// Late, when set, is given the reply for a tool that ignores its

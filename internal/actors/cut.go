@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // The cut: how a shutdown that ran out of time still answers every call
@@ -27,8 +27,8 @@ var errShutdown = errors.New("wymcp: the server is shutting down")
 
 // cutOutcome is the outcome of a call cut short: a tool error, like a
 // deadline hit, since the tool did not finish.
-func cutOutcome() tools.Outcome {
-	return tools.Outcome{Result: protocol.ErrorResult(cutText), Kind: tools.OutcomeToolError}
+func cutOutcome() toolrun.Outcome {
+	return toolrun.Outcome{Result: protocol.ErrorResult(cutText), Kind: toolrun.OutcomeToolError}
 }
 
 // Cut answers every tools/call still running with the cut's answer,

@@ -2,14 +2,15 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // lateRecorder is a LateWriter that keeps what it was given.
@@ -51,7 +52,7 @@ func TestCutAnswersCallsRunning(t *testing.T) {
 	causes := map[int64]error{}
 	ran := 0
 	// Call 1's handler ignores its context, call 2's honours it.
-	tool := rawTool("t", func(ctx context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+	tool := rawTool("t", func(ctx context.Context, args []byte) (*protocol.CallToolResult, error) {
 		id := argID(args)
 		mu.Lock()
 		ran++
@@ -65,8 +66,8 @@ func TestCutAnswersCallsRunning(t *testing.T) {
 		mu.Lock()
 		causes[id] = context.Cause(ctx)
 		mu.Unlock()
-		return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: protocol.RawJSON(`{"own":true}`)}, nil
-	}, tools.WithDeadline(time.Minute))
+		return &protocol.CallToolResult{Content: []protocol.Content{}, StructuredContent: json.RawMessage(`{"own":true}`)}, nil
+	}, toolrun.WithDeadline(time.Minute))
 	s := newTestSystem(t, tool)
 	type asked struct {
 		r   Reply

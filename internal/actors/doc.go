@@ -27,11 +27,11 @@
 //     by it (toolContext, which makes no timer unless the tool waits on
 //     Done), and one watchdog goroutine answers for a tool that ignores it,
 //     deadlineGrace past the deadline, through the front's LateWriter, with
-//     the tool's one timeout answer (tools.Tool.DeadlineOutcome). Such a tool
+//     the tool's one timeout answer (toolrun.Tool.DeadlineOutcome). Such a tool
 //     still holds its request's goroutine and in-flight place until it
 //     returns: Go cannot stop it from outside.
 //   - The containment strategy turns a fault past a method into the -32603
-//     "Internal error" reply, records the crash reason (a tools.Fault, with
+//     "Internal error" reply, records the crash reason (a toolrun.Fault, with
 //     the stack its mailbox captured) on the span and the log, then
 //     restarts the worker. It never stops a method for good, however many
 //     faults arrive (protoactor's default strategy stops an actor after ten

@@ -7,7 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/internal/toolrun"
 )
 
 // mailbox is the mailbox of every wymcp actor: a protoactor Mailbox that
@@ -162,7 +162,7 @@ func (m *mailbox) next() (msg any, system, ok bool) {
 // restarts the actor (containment, supervisor.go); the loop ends there, as
 // the default mailbox's does, and process looks again for messages.
 //
-// The crash reason escalates as a *tools.Fault carrying debug.Stack(),
+// The crash reason escalates as a *toolrun.Fault carrying debug.Stack(),
 // taken here while the panicking frames are still on the stack: the
 // default mailbox keeps only the value, so a receiver middleware had to
 // capture the stack, at the cost of an envelope per message.
@@ -170,9 +170,9 @@ func (m *mailbox) run() {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
-			fault, ok := r.(*tools.Fault)
+			fault, ok := r.(*toolrun.Fault)
 			if !ok {
-				fault = &tools.Fault{Value: r, Stack: debug.Stack()}
+				fault = &toolrun.Fault{Value: r, Stack: debug.Stack()}
 			}
 			m.invoker.EscalateFailure(fault, msg)
 		}

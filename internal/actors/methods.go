@@ -12,9 +12,8 @@ import (
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/reqstate"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // tables holds what the methods answer from, built once by precompute: the
@@ -81,7 +80,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	}
 
 	all := cfg.Tools.Tools()
-	defs := make([]protocol.Tool, len(all))
+	defs := make([]wire.Tool, len(all))
 	for i, tool := range all {
 		defs[i] = tool.Definition()
 	}
@@ -113,7 +112,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 // build encodes the pages of a list of defs. subset, when not nil, names
 // the caller's visible subset (scopedlist.go) and goes into the cursors'
 // MAC, so that a cursor is valid only for the subset it was made for.
-func (p listParams) build(defs []protocol.Tool, subset []byte) (*listing, error) {
+func (p listParams) build(defs []wire.Tool, subset []byte) (*listing, error) {
 	l := &listing{cursors: map[string]int{}}
 	mac := hmac.New(sha256.New, p.macKey)
 	cursor := func(page int) string {
@@ -206,9 +205,9 @@ func (t *tables) callTool(c *Call) Reply {
 		c.Op.Fault(context.WithoutCancel(c.Ctx), "tool", out.Fault.Value, out.Fault.Stack)
 	}
 	switch out.Kind {
-	case tools.OutcomeInputRequired:
+	case toolrun.OutcomeInputRequired:
 		return t.inputRequired(c, prev, out)
-	case tools.OutcomeBadInputResponse:
+	case toolrun.OutcomeBadInputResponse:
 		return Reply{Err: wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+out.BadInput)}
 	}
 	return t.callResult(out)
@@ -217,7 +216,7 @@ func (t *tables) callTool(c *Call) Reply {
 // callResult encodes a tool's outcome as the tools/call result object. A
 // result that cannot be encoded is a fault past the method: it panics, and
 // the containment strategy answers -32603 and records why.
-func (t *tables) callResult(out tools.Outcome) Reply {
+func (t *tables) callResult(out toolrun.Outcome) Reply {
 	r := out.Result
 	meta := t.serverMeta
 	if len(r.Meta) > 0 {
@@ -237,7 +236,7 @@ func (t *tables) callResult(out tools.Outcome) Reply {
 	if err != nil {
 		panic(fmt.Errorf("encoding the tools/call result: %w", err))
 	}
-	return Reply{Result: body, ToolError: out.Kind != tools.OutcomeOK || r.IsError}
+	return Reply{Result: body, ToolError: out.Kind != toolrun.OutcomeOK || r.IsError}
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, so that a long

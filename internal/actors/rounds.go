@@ -6,8 +6,8 @@ import (
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/reqstate"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // The multi-round-trip side of tools/call (SEP-2322). A round is one
@@ -38,7 +38,7 @@ func (t *tables) openRound(c *Call) (*reqstate.State, *wire.Error) {
 	if req.InputResponses != nil && req.InputResponses[0] != '{' {
 		return nil, errInputResponses
 	}
-	r := &tools.Round{Responses: req.InputResponses, Capabilities: req.Meta.ClientCapabilities}
+	r := &toolrun.Round{Responses: req.InputResponses, Capabilities: req.Meta.ClientCapabilities}
 	var prev *reqstate.State
 	if req.RequestState != nil {
 		token, ok := req.RequestStateString()
@@ -49,7 +49,7 @@ func (t *tables) openRound(c *Call) (*reqstate.State, *wire.Error) {
 		if prev, err = t.states.Open(binding(c), token); err != nil {
 			return nil, errRequestState
 		}
-		r.Carried = tools.Carried{Answers: prev.Answers, Memory: prev.Memory}
+		r.Carried = toolrun.Carried{Answers: prev.Answers, Memory: prev.Memory}
 		if c.Op != nil {
 			c.Op.SetCall(prev.CallID, prev.Round+1)
 		}
@@ -64,7 +64,7 @@ func (t *tables) openRound(c *Call) (*reqstate.State, *wire.Error) {
 // (basic/patterns/mrtr: servers MUST NOT send such inputRequests): that is
 // -32021 naming the capabilities needed, as the up-front check of a tool's
 // required capabilities answers.
-func (t *tables) inputRequired(c *Call, prev *reqstate.State, out tools.Outcome) Reply {
+func (t *tables) inputRequired(c *Call, prev *reqstate.State, out toolrun.Outcome) Reply {
 	need := make([]string, 0, 3)
 	for _, in := range out.Inputs {
 		need = append(need, in.Capability)

@@ -2,13 +2,13 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/wymcp/wymcp/internal/roundctx"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // TestRoundMadeOnDemand: a tools/call whose tool never asks makes no Round
@@ -17,19 +17,19 @@ import (
 // before the tool runs.
 func TestRoundMadeOnDemand(t *testing.T) {
 	t.Parallel()
-	plain := tools.Must(tools.NewRaw("plain", "d", []byte(`{"type":"object"}`),
-		func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	plain := toolrun.Must(toolrun.NewRaw("plain", "d", []byte(`{"type":"object"}`),
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
 			return protocol.TextResult("ok"), nil
 		}))
-	form := protocol.ElicitRequest{Message: "m", RequestedSchema: protocol.RawJSON(`{"type":"object","properties":{}}`)}
-	asking := tools.Must(tools.NewRaw("asking", "d", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+	form := protocol.ElicitRequest{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+	asking := toolrun.Must(toolrun.NewRaw("asking", "d", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var r protocol.ElicitResult
-			return nil, tools.Ask(ctx, tools.Elicit("k", form, &r))
+			return nil, toolrun.Ask(ctx, toolrun.Elicit("k", form, &r))
 		}))
 	s := newTestSystem(t, plain, asking)
 	caps := wire.RawJSON(`{"elicitation":{}}`)
-	call := func(tool *tools.Tool, responses wire.RawJSON) (*Call, Reply) {
+	call := func(tool *toolrun.Tool, responses wire.RawJSON) (*Call, Reply) {
 		req := &wire.Request{ID: wire.NewIntID(1), Method: wire.MethodToolsCall, InputResponses: responses,
 			Meta: wire.RequestMeta{ClientCapabilities: caps}}
 		c := &Call{Ctx: context.Background(), Request: req, Tool: tool}
@@ -53,13 +53,13 @@ func TestRoundMadeOnDemand(t *testing.T) {
 }
 
 // TestRoundLookupFree: asking the tool context whether a Round was made —
-// what tools.Call does after every handler — allocates nothing. (Not
+// what toolrun.Call does after every handler — allocates nothing. (Not
 // parallel: AllocsPerRun counts the whole process.)
 func TestRoundLookupFree(t *testing.T) {
 	ctx := new(toolContext) // in a Call, which the request allocates anyway
 	ctx.init(context.Background(), time.Minute)
 	if n := testing.AllocsPerRun(100, func() {
-		if ctx.Value(roundctx.Made{}) != (*tools.Round)(nil) {
+		if ctx.Value(toolrun.RoundMadeKey{}) != (*toolrun.Round)(nil) {
 			t.Fatal("a Round was made")
 		}
 	}); n != 0 {

@@ -6,9 +6,8 @@ import (
 	"sync"
 
 	"github.com/wymcp/wymcp/internal/caller"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // maxScopedListings bounds the tools/list listings kept for distinct
@@ -31,7 +30,7 @@ const maxScopedListings = 64
 // the subset it was made for (a caller whose grants changed starts over).
 type scopedLists struct {
 	params listParams
-	defs   []protocol.Tool
+	defs   []wire.Tool
 	// reqs are the distinct scope sets the tools require; toolReq[i] is
 	// the index in reqs of tool i's, -1 for a tool every caller sees.
 	reqs    [][]string
@@ -43,7 +42,7 @@ type scopedLists struct {
 
 // newScopedLists returns nil when no tool has scopes: then one public
 // listing serves every caller.
-func newScopedLists(all []*tools.Tool, defs []protocol.Tool, p listParams) *scopedLists {
+func newScopedLists(all []*toolrun.Tool, defs []wire.Tool, p listParams) *scopedLists {
 	s := &scopedLists{defs: defs, toolReq: make([]int, len(all)), cache: map[string]*listing{}}
 	for i, t := range all {
 		need := t.Scopes()
@@ -77,7 +76,7 @@ func (s *scopedLists) listing(id *caller.Identity) *listing {
 	if l != nil {
 		return l
 	}
-	visible := make([]protocol.Tool, 0, len(s.defs))
+	visible := make([]wire.Tool, 0, len(s.defs))
 	for i, d := range s.defs {
 		if r := s.toolReq[i]; r < 0 || key[r/8]&(1<<(r%8)) != 0 {
 			visible = append(visible, d)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/internal/toolrun"
 )
 
 // containment is the supervisor strategy of docs/design.md §4. On a child's
@@ -43,9 +43,9 @@ func (s *containment) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, 
 			s.restarted(child)
 		}
 	}()
-	fault, ok := reason.(*tools.Fault)
+	fault, ok := reason.(*toolrun.Fault)
 	if !ok {
-		fault = &tools.Fault{Value: reason}
+		fault = &toolrun.Fault{Value: reason}
 	}
 	call, _ := message.(*Call)
 	if call == nil {

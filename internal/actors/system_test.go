@@ -15,16 +15,16 @@ import (
 
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // newTestSystem returns a System serving the tools ts, shut down when the
 // test ends.
-func newTestSystem(t *testing.T, ts ...*tools.Tool) *System {
+func newTestSystem(t *testing.T, ts ...*toolrun.Tool) *System {
 	t.Helper()
-	set, err := tools.NewSet(ts...)
+	set, err := toolrun.NewSet(ts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +58,14 @@ func askCall(t *testing.T, s *System, call *Call) Reply {
 }
 
 // rawTool is a test tool taking any object, run by fn.
-func rawTool(name string, fn tools.RawHandler, opts ...tools.Option) *tools.Tool {
-	return tools.Must(tools.NewRaw(name, "A test tool.", []byte(`{"type":"object"}`), fn, opts...))
+func rawTool(name string, fn func(context.Context, []byte) (*protocol.CallToolResult, error), opts ...toolrun.Option) *toolrun.Tool {
+	return toolrun.Must(toolrun.NewRaw(name, "A test tool.", []byte(`{"type":"object"}`), fn, opts...))
 }
 
 // toolCall is the Call the front makes for a tools/call of tool numbered
 // id, under ctx. A handler does not see the request's id, so the arguments
 // carry it too: {"id":id} (argID).
-func toolCall(ctx context.Context, tool *tools.Tool, id int64) *Call {
+func toolCall(ctx context.Context, tool *toolrun.Tool, id int64) *Call {
 	req := &wire.Request{
 		ID: wire.NewIntID(id), Method: wire.MethodToolsCall,
 		Name:      wire.RawJSON(strconv.Quote(tool.Name())),
@@ -75,7 +75,7 @@ func toolCall(ctx context.Context, tool *tools.Tool, id int64) *Call {
 }
 
 // argID returns the id in a toolCall's arguments.
-func argID(args protocol.RawJSON) int64 {
+func argID(args wire.RawJSON) int64 {
 	var in struct {
 		ID int64 `json:"id"`
 	}
@@ -184,14 +184,14 @@ func TestAskCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := make(chan error, 1) // what the honouring tool's context said once done
-	honours := rawTool("honours", func(ctx context.Context, _ protocol.RawJSON) (*protocol.CallToolResult, error) {
+	honours := rawTool("honours", func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 		cancel()
 		<-ctx.Done()
 		seen <- ctx.Err()
 		return protocol.TextResult("done"), nil
-	}, tools.WithDeadline(10*time.Second))
+	}, toolrun.WithDeadline(10*time.Second))
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	ignores := rawTool("ignores", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	ignores := rawTool("ignores", func(context.Context, []byte) (*protocol.CallToolResult, error) {
 		cancel2()
 		time.Sleep(50 * time.Millisecond) // ignores its context
 		return protocol.TextResult("done"), nil
@@ -228,13 +228,13 @@ func registrySize(s *System) int {
 // own to contain, an isError result.
 func TestCallFaultsContained(t *testing.T) {
 	t.Parallel()
-	badResult := rawTool("bad_result", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	badResult := rawTool("bad_result", func(context.Context, []byte) (*protocol.CallToolResult, error) {
 		return unencodable(), nil
 	})
-	panics := rawTool("panics", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	panics := rawTool("panics", func(context.Context, []byte) (*protocol.CallToolResult, error) {
 		panic("handler exploded")
 	})
-	ok := rawTool("ok", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	ok := rawTool("ok", func(context.Context, []byte) (*protocol.CallToolResult, error) {
 		return protocol.TextResult("fine"), nil
 	})
 	s := newTestSystem(t, badResult, panics, ok)
@@ -256,7 +256,7 @@ func TestCallFaultsContained(t *testing.T) {
 func TestCallWorkersReused(t *testing.T) {
 	t.Parallel()
 	// Call 13 faults past the tool: its result cannot be encoded.
-	flaky := rawTool("flaky", func(_ context.Context, args protocol.RawJSON) (*protocol.CallToolResult, error) {
+	flaky := rawTool("flaky", func(_ context.Context, args []byte) (*protocol.CallToolResult, error) {
 		if argID(args) == 13 {
 			return unencodable(), nil
 		}
@@ -285,7 +285,7 @@ func TestCallWorkersReused(t *testing.T) {
 func TestCallPoolBounded(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	blocks := rawTool("blocks", func(context.Context, protocol.RawJSON) (*protocol.CallToolResult, error) {
+	blocks := rawTool("blocks", func(context.Context, []byte) (*protocol.CallToolResult, error) {
 		<-release
 		return protocol.TextResult("ok"), nil
 	})

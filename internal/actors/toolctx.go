@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wymcp/wymcp/internal/roundctx"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // toolContext is the context a tool runs under: the request's context
@@ -28,11 +27,11 @@ type toolContext struct {
 	parent   context.Context
 	deadline time.Time
 	// req and round serve the call's multi-round-trip Round under the keys
-	// of internal/roundctx, without a context.WithValue: the Round is made
+	// of toolrun.RoundKey, without a context.WithValue: the Round is made
 	// on the first ask for it, from req, since most tools never ask; a retry
 	// sets it up front (setRound).
 	req   *wire.Request
-	round atomic.Pointer[tools.Round]
+	round atomic.Pointer[toolrun.Round]
 
 	mu       sync.Mutex // serializes building the timer context
 	timed    atomic.Pointer[timedContext]
@@ -87,9 +86,9 @@ func (c *toolContext) Err() error {
 // really closes Done.
 func (c *toolContext) Value(key any) any {
 	switch key.(type) {
-	case roundctx.Key:
+	case toolrun.RoundKey:
 		return c.roundFor(true)
-	case roundctx.Made:
+	case toolrun.RoundMadeKey:
 		return c.roundFor(false)
 	}
 	if t := c.timed.Load(); t != nil {
@@ -101,16 +100,16 @@ func (c *toolContext) Value(key any) any {
 // roundFor returns the call's Round, making it if create is set and there
 // is none yet (nil otherwise). Handler goroutines may race to make it: one
 // wins, and all get the winner's.
-func (c *toolContext) roundFor(create bool) *tools.Round {
+func (c *toolContext) roundFor(create bool) *toolrun.Round {
 	if r := c.round.Load(); r != nil || !create || c.req == nil {
 		return r
 	}
-	c.round.CompareAndSwap(nil, &tools.Round{Capabilities: c.req.Meta.ClientCapabilities})
+	c.round.CompareAndSwap(nil, &toolrun.Round{Capabilities: c.req.Meta.ClientCapabilities})
 	return c.round.Load()
 }
 
 // setRound installs r, the Round of a retry, before the tool runs.
-func (c *toolContext) setRound(r *tools.Round) { c.round.Store(r) }
+func (c *toolContext) setRound(r *toolrun.Round) { c.round.Store(r) }
 
 // String names the context in panics and logs.
 func (c *toolContext) String() string { return "wymcp.toolContext" }
@@ -126,7 +125,7 @@ func (c *toolContext) materialize() context.Context {
 		return t.ctx
 	}
 	// The deadline's layer is a child of the cut's: a deadline hit still
-	// reads context.DeadlineExceeded from Err (tools.Tool.Call tells a
+	// reads context.DeadlineExceeded from Err (toolrun.Tool.Call tells a
 	// deadline from a cancellation by it), and a cut reaches it with its
 	// cause.
 	cuttable, cut := context.WithCancelCause(c.parent)

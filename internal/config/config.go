@@ -14,9 +14,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // Server is a resolved configuration: every field holds the value in
@@ -27,7 +27,7 @@ type Server struct {
 	// Instructions is returned by server/discover when not empty.
 	Instructions string
 	// Tools is the tool set, fixed for the server's life.
-	Tools *tools.Set
+	Tools *toolrun.Set
 	// PageSize is the number of tools per tools/list page (> 0).
 	PageSize int
 	// CacheTTL is the ttlMs of server/discover and tools/list (>= 0).
@@ -74,7 +74,7 @@ type Auth struct {
 	// Check authenticates r, a request naming tool (nil when it names
 	// none), and returns ctx carrying the caller (internal/caller, and the
 	// facade's principal), or the answer that refuses it. It may panic.
-	Check func(ctx context.Context, r *http.Request, tool *tools.Tool) (context.Context, *AuthAnswer)
+	Check func(ctx context.Context, r *http.Request, tool *toolrun.Tool) (context.Context, *AuthAnswer)
 	// RecordSubject puts the caller's key on spans.
 	RecordSubject bool
 	// Ready reports whether the authenticator can check any token at all

@@ -8,15 +8,15 @@ import (
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // authStage is stage 3 of docs/design.md §3: the facade's Check (the
 // embedder's authenticator and the scopes the request needs), run with any
 // panic contained, and its answer written.
 type authStage struct {
-	check  func(context.Context, *http.Request, *tools.Tool) (context.Context, *config.AuthAnswer)
+	check  func(context.Context, *http.Request, *toolrun.Tool) (context.Context, *config.AuthAnswer)
 	record bool
 }
 
@@ -33,7 +33,7 @@ var rejAuthFault = reject(StageAuth, http.StatusOK, wire.NewError(wire.CodeInter
 // request runs under, carrying the caller, or the rejection to answer;
 // gone reports a client that left while its credential was being checked
 // (nothing is to be written).
-func (h *Handler) authenticate(ctx context.Context, r *http.Request, tool *tools.Tool, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
+func (h *Handler) authenticate(ctx context.Context, r *http.Request, tool *toolrun.Tool, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
 	s := h.auth
 	authed, ans, fault := s.call(ctx, r, tool)
 	if fault != nil {
@@ -56,17 +56,17 @@ func (h *Handler) authenticate(ctx context.Context, r *http.Request, tool *tools
 	return authed, nil, false
 }
 
-// call runs the facade's Check with any panic contained, as tools.Tool.Call
+// call runs the facade's Check with any panic contained, as toolrun.Tool.Call
 // contains a tool's. http.ErrAbortHandler is net/http's way to abort the
 // response on purpose, and is let through, as connect-go's recover does.
-func (s *authStage) call(ctx context.Context, r *http.Request, tool *tools.Tool) (authed context.Context, ans *config.AuthAnswer, fault *tools.Fault) {
+func (s *authStage) call(ctx context.Context, r *http.Request, tool *toolrun.Tool) (authed context.Context, ans *config.AuthAnswer, fault *toolrun.Fault) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
 			authed, ans = nil, nil
-			fault = &tools.Fault{Value: v, Stack: debug.Stack()}
+			fault = &toolrun.Fault{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	authed, ans = s.check(ctx, r, tool)

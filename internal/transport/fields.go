@@ -4,16 +4,16 @@ import (
 	"net/http"
 
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // toolRef is the tool a tools/call names, looked up once, ahead of stage
 // 3 (which needs its scopes) and stage 5 (its headers and capabilities).
 type toolRef struct {
-	tool *tools.Tool // nil when the server has no such tool
-	name string      // the name as sent, decoded
-	ok   bool        // params.name is a string
+	tool *toolrun.Tool // nil when the server has no such tool
+	name string        // the name as sent, decoded
+	ok   bool          // params.name is a string
 }
 
 // resolveTool looks up the tool a tools/call names; the zero toolRef for

@@ -11,8 +11,8 @@ import (
 	"github.com/wymcp/wymcp/internal/actors"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
-	"github.com/wymcp/wymcp/tools"
 )
 
 // retryAfterSeconds is the Retry-After of a 503.
@@ -22,7 +22,7 @@ const retryAfterSeconds = "1"
 type Handler struct {
 	sys     *actors.System
 	obs     *telemetry.Observer
-	tools   *tools.Set
+	tools   *toolrun.Set
 	maxBody int64
 	// bodyLimit bounds the bytes of body buffers held at once by the
 	// requests being read, bodyHeld (body.go).
@@ -191,7 +191,7 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 
 // serveMethod runs the method of a request that holds an in-flight place
 // (stage 7), writes its answer (stage 8) and gives the place back.
-func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, in *inbound, x *exchange, req *wire.Request, tool *tools.Tool) {
+func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, in *inbound, x *exchange, req *wire.Request, tool *toolrun.Tool) {
 	defer h.leave()
 	call, op := &x.call, &x.op
 	call.Ctx, call.Request, call.Tool, call.Op = ctx, req, tool, op
@@ -249,7 +249,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		// tool's; the responder serializes), so that reports made before the
 		// tool returns precede its answer, and a tool reporting faster than
 		// the client reads waits for it.
-		call.Ctx = tools.WithProgress(call.Ctx, func(progress float64, total *float64, message string) {
+		call.Ctx = toolrun.WithProgress(call.Ctx, func(progress float64, total *float64, message string) {
 			resp.progress(token, progress, total, message)
 		})
 	}

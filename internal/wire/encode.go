@@ -83,7 +83,7 @@ func appendCacheable(dst []byte, ttlMs int64, scope string, meta RawJSON) ([]byt
 }
 
 // AppendTools appends ts as a JSON array to dst.
-func AppendTools(dst []byte, ts []protocol.Tool) ([]byte, error) {
+func AppendTools(dst []byte, ts []Tool) ([]byte, error) {
 	var err error
 	dst = append(dst, '[')
 	for i := range ts {
@@ -99,7 +99,7 @@ func AppendTools(dst []byte, ts []protocol.Tool) ([]byte, error) {
 
 // AppendTool appends t as a JSON object to dst: a tool as tools/list shows
 // it, with its schemas as the bytes it was built with.
-func AppendTool(dst []byte, t *protocol.Tool) ([]byte, error) {
+func AppendTool(dst []byte, t *Tool) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"name":`...)
 	if dst, err = appendQuote(dst, t.Name); err != nil {

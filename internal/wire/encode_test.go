@@ -15,7 +15,7 @@ func TestAppendMatchesEncoder(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
 	icons := []protocol.Icon{{Src: "https://x/i.png", MimeType: "image/png", Sizes: []string{"48x48", "any"}, Theme: "dark"}, {Src: "data:,"}}
-	tools := []protocol.Tool{
+	tools := []wire.Tool{
 		{Name: "min", InputSchema: wire.RawJSON(`{"type":"object"}`)},
 		{
 			Name: "full", Title: "Full <&> \u2028 é 😀", Description: "Does \"everything\"\n",
@@ -43,7 +43,7 @@ func TestAppendMatchesEncoder(t *testing.T) {
 		got, err := wire.AppendTool(nil, &tools[i])
 		same(tools[i].Name, got, err, tools[i])
 	}
-	for _, ts := range [][]protocol.Tool{nil, {}, tools} {
+	for _, ts := range [][]wire.Tool{nil, {}, tools} {
 		for _, cursor := range []string{"", "abc"} {
 			r := wire.ListToolsResult{ResultType: "complete", Tools: ts, NextCursor: cursor, TTLMs: 300000, CacheScope: "public", Meta: meta}
 			got, err := wire.AppendListToolsResult(nil, r)
@@ -63,7 +63,7 @@ func TestAppendMatchesEncoder(t *testing.T) {
 		got, err := wire.AppendImplementation(nil, impl)
 		same("implementation", got, err, impl)
 	}
-	bad := protocol.Tool{Name: "bad", Description: "\xff", InputSchema: wire.RawJSON(`{}`)}
+	bad := wire.Tool{Name: "bad", Description: "\xff", InputSchema: wire.RawJSON(`{}`)}
 	got, err := wire.AppendTool(nil, &bad)
 	same("invalid UTF-8", got, err, bad)
 }

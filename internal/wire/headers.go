@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/wymcp/wymcp/protocol"
 )
 
 // The MCP request headers of SEP-2243, in their canonical MIME form (the
@@ -152,7 +150,7 @@ func headerError(msg string) *Error {
 // disagreement). The arguments are decoded only for tools that declare such
 // headers; arguments that are not an object are left to the method, which
 // answers -32602.
-func CheckParamHeaders(h Header, params []protocol.HeaderParam, arguments RawJSON) *Error {
+func CheckParamHeaders(h Header, params []HeaderParam, arguments RawJSON) *Error {
 	if len(params) == 0 {
 		return nil
 	}

@@ -1,12 +1,15 @@
 package wire
 
 import (
+	"github.com/goccy/go-json/jsontext"
+
 	"github.com/wymcp/wymcp/internal/strictjson"
-	"github.com/wymcp/wymcp/protocol"
 )
 
-// RawJSON is one JSON value kept as its bytes (protocol.RawJSON).
-type RawJSON = protocol.RawJSON
+// RawJSON is one JSON value kept as its bytes. A nil RawJSON means the
+// member was absent; the four bytes `null` mean it was present and null.
+// It is the encoder's own raw type, which it writes without a second look.
+type RawJSON = jsontext.Value
 
 // Marshal encodes v (strictjson.Marshal: deterministic key order).
 func Marshal(v any) ([]byte, error) { return strictjson.Marshal(v) }

@@ -66,19 +66,9 @@ func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) 
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if t, ok := c.(*protocol.TextContent); ok && t.Annotations == nil && len(t.Meta) == 0 {
-			dst = append(dst, `{"type":"text","text":`...)
-			if dst, err = appendQuote(dst, t.Text); err != nil {
-				return nil, err
-			}
-			dst = append(dst, '}')
-			continue
-		}
-		b, err := Marshal(c)
-		if err != nil {
+		if dst, err = AppendContent(dst, c); err != nil {
 			return nil, err
 		}
-		dst = append(dst, b...)
 	}
 	dst = append(dst, ']')
 	if r.StructuredContent != nil {

@@ -29,7 +29,7 @@ func TestAppendCallToolResult(t *testing.T) {
 			&protocol.ResourceLink{URI: "file:///x", Name: "x", Size: &size},
 			&protocol.EmbeddedResource{Resource: protocol.ResourceContents{URI: "test://r", MimeType: "text/plain", Text: &text}},
 		}},
-		{Content: []protocol.Content{protocol.TextResult("{}").Content[0]}, StructuredContent: wire.RawJSON(`{"sum":5.5}`)},
+		{Content: []protocol.Content{protocol.TextResult("{}").Content[0]}, StructuredContent: json.RawMessage(`{"sum":5.5}`)},
 		{Content: []protocol.Content{}, StructuredContent: map[string]any{"b": 1, "a": []int{1, 2}}},
 	}
 	meta := wire.RawJSON(`{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
@@ -42,16 +42,20 @@ func TestAppendCallToolResult(t *testing.T) {
 		if err := json.Unmarshal(got, &gotV); err != nil {
 			t.Fatalf("%d: invalid JSON %v: %s", i, err, got)
 		}
-		content := r.Content
-		if content == nil {
-			content = []protocol.Content{}
+		content := []wire.RawJSON{}
+		for _, c := range r.Content {
+			b, err := wire.MarshalContent(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			content = append(content, b)
 		}
 		ref, err := wire.Marshal(struct {
-			Content           []protocol.Content `json:"content"`
-			StructuredContent any                `json:"structuredContent,omitempty"`
-			IsError           bool               `json:"isError,omitzero"`
-			ResultType        string             `json:"resultType"`
-			Meta              wire.RawJSON       `json:"_meta"`
+			Content           []wire.RawJSON `json:"content"`
+			StructuredContent any            `json:"structuredContent,omitempty"`
+			IsError           bool           `json:"isError,omitzero"`
+			ResultType        string         `json:"resultType"`
+			Meta              wire.RawJSON   `json:"_meta"`
 		}{content, r.StructuredContent, r.IsError, "complete", meta})
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,5 @@
 package wire
 
-import "github.com/wymcp/wymcp/protocol"
-
 // The resultType of a 2026-07-28 result, which every result carries.
 const (
 	// ResultTypeComplete marks every ordinary result.
@@ -32,10 +30,10 @@ type DiscoverResult struct {
 
 // ListToolsResult is one page of tools/list.
 type ListToolsResult struct {
-	ResultType string          `json:"resultType"`
-	Tools      []protocol.Tool `json:"tools"`
-	NextCursor string          `json:"nextCursor,omitempty"`
-	TTLMs      int64           `json:"ttlMs"`
-	CacheScope string          `json:"cacheScope"`
-	Meta       RawJSON         `json:"_meta"`
+	ResultType string  `json:"resultType"`
+	Tools      []Tool  `json:"tools"`
+	NextCursor string  `json:"nextCursor,omitempty"`
+	TTLMs      int64   `json:"ttlMs"`
+	CacheScope string  `json:"cacheScope"`
+	Meta       RawJSON `json:"_meta"`
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/inproc"
 	"github.com/wymcp/wymcp/bench/loadgen"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func main() {
 	var serve http.HandlerFunc
 	switch flag.Arg(0) {
 	case "wymcp":
-		srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
+		srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
 		if err != nil {
 			fail(err)
 		}

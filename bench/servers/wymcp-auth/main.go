@@ -15,6 +15,7 @@ import (
 	"github.com/wymcp/wymcp/bench/benchauth"
 	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/serve"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, &wymcp.Options{
+	srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, &wymcp.Options{
 		Auth: &wymcp.AuthOptions{Authenticator: verifier},
 	}, echotool.New())
 	if err != nil {

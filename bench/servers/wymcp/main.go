@@ -12,10 +12,11 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/bench/echotool"
 	"github.com/wymcp/wymcp/bench/serve"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 func main() {
-	srv, err := wymcp.New(wymcp.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
+	srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"}, nil, echotool.New())
 	if err != nil {
 		log.Fatal(err)
 	}
