@@ -128,8 +128,8 @@ const panicText = "Tool execution failed: internal error"
 // away), the result says "request cancelled" and nobody will read it.
 //
 // A call may be one round of a multi-round-trip call (SEP-2322): ctx then
-// carries the call's [Round] (the server installs one; [WithRound] outside a
-// server). A handler that returns [ErrInputRequired] from [Ask] makes the
+// carries the call's [Round] (the server's tool context answers [RoundKey]).
+// A handler that returns [ErrInputRequired] from [Ask] makes the
 // outcome [OutcomeInputRequired]; an answer that does not decode makes it
 // [OutcomeBadInputResponse]. Both come after the deadline and cancellation.
 //

@@ -31,12 +31,6 @@ type Input struct {
 	err    error
 }
 
-// Key returns the input's key.
-func (in Input) Key() string { return in.key }
-
-// Method returns the method of the request the input makes.
-func (in Input) Method() string { return in.method }
-
 // InputRequest is one input a call is waiting for: an entry of the
 // input_required result's inputRequests.
 type InputRequest struct {

@@ -350,7 +350,7 @@ func TestAskMisuse(t *testing.T) {
 	}
 	// Without a Round (a Call outside a server that installed none).
 	out := greeter(t).Call(t.Context(), nil)
-	if out.Kind != toolrun.OutcomeToolError || !strings.Contains(outText(t, out), "no Round") {
+	if out.Kind != toolrun.OutcomeToolError || !strings.Contains(outText(t, out), "not within a call of a tool") {
 		t.Errorf("no Round: %v %q", out.Kind, outText(t, out))
 	}
 	// Asked, then returned a result: the result stands.

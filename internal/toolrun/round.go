@@ -16,8 +16,7 @@ import (
 // and [Remember] leave for the call's [Outcome]. The server provides one
 // under the handler's context, its exported fields filled from the request
 // and its opened requestState (made on first use, so that a tool that never
-// asks pays nothing for it); a caller of [Tool.Call] outside a server
-// installs its own with [WithRound]. Without one, Ask, Remember and Recall
+// asks pays nothing for it). Without one, Ask, Remember and Recall
 // return an error and CanAsk reports false.
 //
 // A Round serves one call: it must not be reused. Its methods are safe for
@@ -54,27 +53,6 @@ type Carried struct {
 	Answers map[string]wire.RawJSON
 	// Memory are the values [Remember] kept, by key, as JSON.
 	Memory map[string]wire.RawJSON
-}
-
-// WithRound returns a context carrying r, under which [Tool.Call] runs a
-// call's round: for a caller outside a server (a test), which fills r as the
-// server would. The server installs its own.
-func WithRound(ctx context.Context, r *Round) context.Context {
-	return &roundContext{Context: ctx, round: r}
-}
-
-// roundContext is WithRound's context: it answers both round keys (roundkeys.go).
-type roundContext struct {
-	context.Context
-	round *Round
-}
-
-func (c *roundContext) Value(key any) any {
-	switch key.(type) {
-	case RoundKey, RoundMadeKey:
-		return c.round
-	}
-	return c.Context.Value(key)
 }
 
 // roundOf returns the call's Round, nil when the context has none. The

@@ -6,8 +6,7 @@ package toolrun
 // it already holds: installing the Round with context.WithValue would cost
 // every tools/call an allocation, and making the Round itself another, for
 // the few tools that ask the client for input. That context makes the Round
-// on the first ask for RoundKey, from the request; [WithRound] answers it
-// for callers outside a server.
+// on the first ask for RoundKey, from the request.
 type RoundKey struct{}
 
 // RoundMadeKey asks a context for the call's *Round only if it exists
