@@ -10,7 +10,7 @@ import (
 // Option configures a [Tool] at construction. Options are functional here,
 // unlike the server's options struct, because each tool has its own few
 // optional fields and is usually written as one expression in a
-// package-level tool set. A nil Option is ignored.
+// package-level tool set. The zero Option changes nothing.
 type Option struct {
 	apply toolrun.Option
 }
