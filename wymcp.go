@@ -28,6 +28,7 @@ import (
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/transport"
+	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -55,9 +56,18 @@ const (
 // Options configures a Server. A nil *Options, and every zero field, means
 // the documented default.
 type Options struct {
-	// Instructions, when set, is returned by server/discover: guidance for
-	// the model on how to use the tools.
+	// Instructions, when set, is returned by server/discover (and by a 2025
+	// client's initialize): guidance for the model on how to use the tools.
 	Instructions string
+	// Versions are the protocol revisions served. Nil means 2026-07-28
+	// alone: a 2025-era client's initialize is then answered -32022 naming
+	// it. Listing "2025-11-25" or "2025-06-18" too serves clients of that
+	// revision on the same endpoint, statelessly (docs/design.md §1a): their
+	// initialize negotiates, then ping, tools/list and tools/call answer in
+	// that revision's shapes, and a tool that asks for input sends that
+	// era's requests to the client on the call's stream. 2026-07-28 must be
+	// listed; an unknown revision, or one listed twice, fails New.
+	Versions []string
 	// PageSize is the number of tools per tools/list page; 0 means 100.
 	PageSize int
 	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means 5
@@ -174,7 +184,12 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (*conf
 	if o == nil {
 		o = &Options{}
 	}
+	versions, err := wire.NewVersions(o.Versions)
+	if err != nil {
+		return nil, fmt.Errorf("wymcp: Options.Versions: %w", err)
+	}
 	cfg := &config.Server{
+		Versions:       versions,
 		Info:           info,
 		Instructions:   o.Instructions,
 		Tools:          set,

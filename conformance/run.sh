@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in package.json) against cmd/wymcp serving the "conformance" tool
-# set, at protocol revision 2026-07-28. Run from anywhere:
+# set, at protocol revision 2026-07-28, or at 2025-11-25 against the same
+# server serving both eras (-versions 2026-07-28,2025-11-25). Run from
+# anywhere:
 #
-#	bash conformance/run.sh
+#	bash conformance/run.sh              # 2026-07-28, expected-failures.yaml
+#	bash conformance/run.sh 2025-11-25   # expected-failures-2025-11-25.yaml
 #
 # It installs the pinned packages (npm ci) when node_modules is missing or
 # older than package-lock.json, builds the server, starts it on a free
@@ -14,6 +17,21 @@
 # per-scenario checks.json files.
 set -euo pipefail
 
+spec="${1:-2026-07-28}"
+case "$spec" in
+2026-07-28)
+	versions=2026-07-28
+	baseline=expected-failures.yaml
+	;;
+2025-11-25)
+	versions=2026-07-28,2025-11-25
+	baseline=expected-failures-2025-11-25.yaml
+	;;
+*)
+	echo "conformance: unknown revision $spec (2026-07-28 or 2025-11-25)" >&2
+	exit 2
+	;;
+esac
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$here"
@@ -54,7 +72,7 @@ mkdir -p "$work/bin"
 (cd "$root" && go build -o "$work/bin/wymcp" ./cmd/wymcp)
 
 # Port 0: the kernel picks a free port; the server prints the URL it got.
-"$work/bin/wymcp" -addr 127.0.0.1:0 -tools conformance >"$work/stdout" 2>"$work/server.log" &
+"$work/bin/wymcp" -addr 127.0.0.1:0 -tools conformance -versions "$versions" >"$work/stdout" 2>"$work/server.log" &
 server_pid=$!
 
 url=""
@@ -100,8 +118,8 @@ status=0
 "$node22" "$cli" server \
 	--url "$url" \
 	--suite all \
-	--spec-version 2026-07-28 \
-	--expected-failures "$here/expected-failures.yaml" \
+	--spec-version "$spec" \
+	--expected-failures "$here/$baseline" \
 	--timeout 10000 \
 	-o "$out" >"$work/raw.log" 2>&1 || status=$?
 # The suite always colours its output; keep the log plain.

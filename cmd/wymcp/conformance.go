@@ -47,6 +47,10 @@ var conformanceToolNames = []string{
 	"test_input_required_result_multi_round",
 	"test_input_required_result_tampered_state",
 	"test_input_required_result_capabilities",
+	"test_sampling",
+	"test_elicitation",
+	"test_elicitation_sep1034_defaults",
+	"test_elicitation_sep1330_enums",
 }
 
 // jsonSchema202012 is the json-schema-2020-12 scenario's fixture schema,
@@ -167,7 +171,11 @@ func conformanceTools() ([]*tools.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range mrtr {
+	legacy, err := legacyAskFixtures()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range append(mrtr, legacy...) {
 		byName[t.Name()] = t
 	}
 	if err := errors.Join(errs...); err != nil {

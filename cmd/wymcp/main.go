@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -188,6 +189,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.addr, "addr", defaultAddr, "TCP `address` to listen on (port 0 picks a free port); the default is $"+envAddr+" when set")
 	fs.StringVar(&c.path, "path", "/mcp", "URL `path` of the MCP endpoint")
 	fs.StringVar(&c.toolSet, "tools", "demo", "tool `set` to serve: "+strings.Join(toolSetNames(), ", "))
+	versions := fs.String("versions", "2026-07-28", "protocol `revisions` served, comma-separated: 2026-07-28 and any of 2025-11-25, 2025-06-18, whose clients (initialize, then the 2025 shapes) are then served on the same endpoint, statelessly")
 	fs.Func("allow-origin", "browser `origin` allowed besides loopback ones (repeatable)", func(s string) error {
 		c.opts.AllowedOrigins = append(c.opts.AllowedOrigins, s)
 		return nil
@@ -220,6 +222,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{err: fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	}
+	var err error
+	if c.opts.Versions, err = parseVersions(*versions); err != nil {
+		return nil, usageError{err: fmt.Errorf("-versions %q: %w", *versions, err)}
 	}
 	// A zero or negative limit would mean "none" to net/http (or fall back
 	// to another timeout); refuse it rather than serve unprotected.
@@ -396,7 +402,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
 			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts))
+	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
 
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
@@ -420,4 +426,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// servableVersions are the revisions -versions may name: what wymcp serves.
+var servableVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+
+// parseVersions reads -versions: revisions wymcp serves, comma-separated,
+// 2026-07-28 among them, none twice.
+func parseVersions(list string) ([]string, error) {
+	var out []string
+	for v := range strings.SplitSeq(list, ",") {
+		v = strings.TrimSpace(v)
+		switch {
+		case !slices.Contains(servableVersions, v):
+			return nil, fmt.Errorf("%q is not one of %s", v, strings.Join(servableVersions, ", "))
+		case slices.Contains(out, v):
+			return nil, fmt.Errorf("%s is listed twice", v)
+		}
+		out = append(out, v)
+	}
+	if !slices.Contains(out, "2026-07-28") {
+		return nil, errors.New("2026-07-28 must be listed")
+	}
+	return out, nil
 }

@@ -27,6 +27,9 @@ type Call struct {
 	// requester's goroutine, which cannot return it from Ask before the
 	// tool returns. The HTTP edge writes it.
 	Late LateWriter
+	// Client, when set, sends a 2025-era call's requests to its client on
+	// the call's stream (relay.go); nil when the client cannot be asked.
+	Client ClientRequester
 
 	// The reply: claimed once (settled), then published under mu, which
 	// also guards wake, made only for a requester that has to wait.

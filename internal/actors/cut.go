@@ -47,7 +47,7 @@ func (s *System) Cut() int {
 		// Answer first, then cancel: a tool that returns on the
 		// cancellation must find its call answered, or its "request
 		// cancelled" would be the answer.
-		if s.answerLate(c, s.cutReply) {
+		if s.answerLate(c, s.cutFor(c)) {
 			n++
 		}
 		c.tctx.cut(errShutdown)
@@ -118,4 +118,12 @@ func (l *lateWrites) wait() {
 	if n > 0 {
 		<-idle
 	}
+}
+
+// cutFor is the cut's answer to c, in its era's shape.
+func (s *System) cutFor(c *Call) Reply {
+	if s.tables.era(c) != nil {
+		return s.cutLegacy
+	}
+	return s.cutReply
 }

@@ -29,6 +29,18 @@ type tables struct {
 	// scoped, when some are, builds each caller's own (scopedlist.go).
 	list   *listing
 	scoped *scopedLists
+	// legacy holds what the methods answer a 2025-era request of each
+	// served 2025 revision from; empty when none is served.
+	legacy map[string]*eraTables
+}
+
+// eraTables is what the methods answer a 2025-era request from: the
+// initialize result that negotiated the revision, and the tools/list
+// pages in its shapes.
+type eraTables struct {
+	initialize []byte
+	list       *listing
+	scoped     *scopedLists
 }
 
 // listing is one tools/list, paged: each page's encoded result, and the
@@ -42,6 +54,8 @@ type listing struct {
 
 // listParams is what every listing of one server shares.
 type listParams struct {
+	// legacy makes the pages the 2025 era's shape (docs/design.md §1a).
+	legacy bool
 	size   int
 	ttlMs  int64
 	scope  string
@@ -68,7 +82,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	// caller, so every client may share it, whatever the authorization.
 	t.discoverResult, err = wire.AppendDiscoverResult(nil, wire.DiscoverResult{
 		ResultType:        wire.ResultTypeComplete,
-		SupportedVersions: wire.SupportedVersions(),
+		SupportedVersions: cfg.Versions.List(),
 		Capabilities:      wire.RawJSON(`{"tools":{}}`),
 		Instructions:      cfg.Instructions,
 		TTLMs:             ttl.Milliseconds(),
@@ -97,16 +111,51 @@ func precompute(cfg *config.Server) (*tables, error) {
 		meta:   meta,
 		macKey: append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), encoded...),
 	}
-	if t.scoped = newScopedLists(all, defs, p); t.scoped != nil {
-		// Pages that depend on the caller's scopes may be reused only
-		// within the same authorization context (spec: caching), and all
-		// pages of one list share one cacheScope.
-		return t, nil
+	if t.list, t.scoped, err = p.lists(all, defs); err != nil {
+		return nil, err
 	}
-	if t.list, err = p.build(defs, nil); err != nil {
+	if err := t.precomputeLegacy(cfg, all, defs, p); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// lists returns the tools/list of every caller when no tool is scoped, or
+// the scoped lists that build each caller's own.
+func (p listParams) lists(all []*toolrun.Tool, defs []wire.Tool) (*listing, *scopedLists, error) {
+	if scoped := newScopedLists(all, defs, p); scoped != nil {
+		// Pages that depend on the caller's scopes may be reused only
+		// within the same authorization context (spec: caching), and all
+		// pages of one list share one cacheScope.
+		return nil, scoped, nil
+	}
+	l, err := p.build(defs, nil)
+	return l, nil, err
+}
+
+// precomputeLegacy builds the eraTables of each 2025 revision served.
+func (t *tables) precomputeLegacy(cfg *config.Server, all []*toolrun.Tool, defs []wire.Tool, p listParams) error {
+	for _, v := range cfg.Versions.List()[1:] {
+		e := &eraTables{}
+		var err error
+		if e.initialize, err = wire.AppendInitializeResult(nil, v, cfg.Info, cfg.Instructions); err != nil {
+			return fmt.Errorf("wymcp: encoding the initialize result: %w", err)
+		}
+		shaped := make([]wire.Tool, len(defs))
+		for i, d := range defs {
+			shaped[i] = wire.LegacyTool(d, v)
+		}
+		lp := p
+		lp.legacy = true
+		if e.list, e.scoped, err = lp.lists(all, shaped); err != nil {
+			return err
+		}
+		if t.legacy == nil {
+			t.legacy = map[string]*eraTables{}
+		}
+		t.legacy[v] = e
+	}
+	return nil
 }
 
 // build encodes the pages of a list of defs. subset, when not nil, names
@@ -134,6 +183,9 @@ func (p listParams) build(defs []wire.Tool, subset []byte) (*listing, error) {
 			CacheScope: p.scope,
 			Meta:       p.meta,
 		}
+		if p.legacy {
+			res = wire.ListToolsResult{Tools: defs[start:end]}
+		}
 		if end < len(defs) {
 			res.NextCursor = cursor(page + 1)
 			l.cursors[res.NextCursor] = page + 1
@@ -151,12 +203,35 @@ func (t *tables) discover(*Call) Reply {
 	return Reply{Result: t.discoverResult}
 }
 
+// era returns the eraTables of a 2025-era request, nil for a 2026-07-28
+// one.
+func (t *tables) era(c *Call) *eraTables {
+	if t.legacy == nil {
+		return nil
+	}
+	return t.legacy[c.Request.Meta.ProtocolVersion]
+}
+
+// initialize answers a 2025-era client's initialize with the result of the
+// revision it negotiated (wire.LegacyVersion).
+func (t *tables) initialize(c *Call) Reply {
+	return Reply{Result: t.era(c).initialize}
+}
+
+// ping answers a 2025-era ping: an empty result.
+func (t *tables) ping(*Call) Reply { return Reply{Result: emptyResult} }
+
+var emptyResult = []byte(`{}`)
+
 var errCursor = wire.Errorf(wire.CodeInvalidParams, "Invalid params: invalid cursor")
 
 func (t *tables) listTools(c *Call) Reply {
-	l := t.list
-	if t.scoped != nil {
-		l = t.scoped.listing(caller.IdentityFrom(c.Ctx))
+	l, scoped := t.list, t.scoped
+	if e := t.era(c); e != nil {
+		l, scoped = e.list, e.scoped
+	}
+	if scoped != nil {
+		l = scoped.listing(caller.IdentityFrom(c.Ctx))
 	}
 	page := 0
 	if c.Request.Cursor != nil {
@@ -200,7 +275,13 @@ func (t *tables) callTool(c *Call) Reply {
 	if perr != nil {
 		return Reply{Err: perr}
 	}
+	legacy := t.era(c) != nil
 	out := c.Tool.Call(c.Ctx, req.Arguments)
+	for round := 1; legacy && out.Kind == toolrun.OutcomeInputRequired; round++ {
+		// A 2025-era client is asked on the call's own stream, and the
+		// tool runs again with its answers (relay.go).
+		out = t.relay(c, out, round)
+	}
 	if out.Fault != nil && c.Op != nil {
 		c.Op.Fault(context.WithoutCancel(c.Ctx), "tool", out.Fault.Value, out.Fault.Stack)
 	}
@@ -210,14 +291,30 @@ func (t *tables) callTool(c *Call) Reply {
 	case toolrun.OutcomeBadInputResponse:
 		return Reply{Err: wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+out.BadInput)}
 	}
-	return t.callResult(out)
+	return t.callResult(legacy, out)
 }
 
-// callResult encodes a tool's outcome as the tools/call result object. A
-// result that cannot be encoded is a fault past the method: it panics, and
-// the containment strategy answers -32603 and records why.
-func (t *tables) callResult(out toolrun.Outcome) Reply {
+// callResult encodes a tool's outcome as the tools/call result object, in
+// the 2025 era's shape when legacy. A result that cannot be encoded is a
+// fault past the method: it panics, and the containment strategy answers
+// -32603 and records why.
+func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
 	r := out.Result
+	if legacy {
+		var meta wire.RawJSON
+		if len(r.Meta) > 0 {
+			b, err := wire.Marshal(r.Meta)
+			if err != nil {
+				panic(fmt.Errorf("encoding the tools/call result's _meta: %w", err))
+			}
+			meta = b
+		}
+		body, err := wire.AppendLegacyCallToolResult(make([]byte, 0, 160), r, meta)
+		if err != nil {
+			panic(fmt.Errorf("encoding the tools/call result: %w", err))
+		}
+		return Reply{Result: body, ToolError: out.Kind != toolrun.OutcomeOK || r.IsError}
+	}
 	meta := t.serverMeta
 	if len(r.Meta) > 0 {
 		// The tool's own _meta keys travel beside the server's.

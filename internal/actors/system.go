@@ -47,7 +47,9 @@ type System struct {
 	cutMu    sync.Mutex
 	cutting  atomic.Bool
 	cutReply Reply
-	late     lateWrites
+	// cutLegacy is cutReply in the 2025 era's shape.
+	cutLegacy Reply
+	late      lateWrites
 }
 
 type pool struct {
@@ -69,7 +71,8 @@ func New(cfg *config.Server) (*System, error) {
 	}
 	s := &System{logger: logger, pools: map[string]*pool{}}
 	s.tables = tables
-	s.cutReply = tables.callResult(cutOutcome())
+	s.cutReply = tables.callResult(false, cutOutcome())
+	s.cutLegacy = tables.callResult(true, cutOutcome())
 
 	quiet := slog.New(levelFloor{h: logger.Handler(), min: slog.LevelWarn})
 	s.sys = actor.NewActorSystemWithConfig(&actor.Config{
@@ -104,6 +107,10 @@ func New(cfg *config.Server) (*System, error) {
 		wire.MethodDiscover:  tables.discover,
 		wire.MethodToolsList: tables.listTools,
 	}
+	if cfg.Versions.ServesLegacy() {
+		methods[wire.MethodInitialize] = tables.initialize
+		methods[wire.MethodPing] = tables.ping
+	}
 	s.workerProps = workerProps
 	for name, fn := range methods {
 		if err := s.spawnPool(name, workers, fn); err != nil {
@@ -124,7 +131,7 @@ func New(cfg *config.Server) (*System, error) {
 	// and goes to call.Late, which writes it now (answerLate). Rare: only
 	// tools that ignore their deadline come here.
 	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
-		s.answerLate(c, s.tables.callResult(c.Tool.DeadlineOutcome()))
+		s.answerLate(c, s.tables.callResult(s.tables.era(c) != nil, c.Tool.DeadlineOutcome()))
 	}, s.lateFault)
 	return s, nil
 }
@@ -146,9 +153,20 @@ func (s *System) spawnPool(method string, n int, fn methodFunc) error {
 	return nil
 }
 
-// HasMethod reports whether method is in the method table.
-func (s *System) HasMethod(method string) bool {
-	return method == wire.MethodToolsCall || s.pools[method] != nil
+// HasMethod reports whether method is in the method table of its era:
+// server/discover, tools/list and tools/call for a 2026-07-28 request;
+// initialize, ping, tools/list and tools/call for a 2025-era one (legacy),
+// which only a server serving that era receives.
+func (s *System) HasMethod(method string, legacy bool) bool {
+	switch method {
+	case wire.MethodToolsCall, wire.MethodToolsList:
+		return true
+	case wire.MethodDiscover:
+		return !legacy
+	case wire.MethodInitialize, wire.MethodPing:
+		return legacy
+	}
+	return false
 }
 
 // Ask has call answered by its method's actor and returns the reply, or
@@ -176,7 +194,7 @@ func (s *System) Ask(call *Call) (Reply, error) {
 			if s.cutting.Load() {
 				// The shutdown's time is up (Cut): a call admitted just
 				// before is answered as the others were, without its tool.
-				call.settle(s.cutReply)
+				call.settle(s.cutFor(call))
 				r, _ := call.wait(nil)
 				return r, nil
 			}

@@ -24,8 +24,11 @@ import (
 type Server struct {
 	// Info names the server in every result's _meta.
 	Info protocol.Implementation
-	// Instructions is returned by server/discover when not empty.
+	// Instructions is returned by server/discover (and a 2025 initialize)
+	// when not empty.
 	Instructions string
+	// Versions are the protocol revisions served (never nil).
+	Versions *wire.Versions
 	// Tools is the tool set, fixed for the server's life.
 	Tools *toolrun.Set
 	// PageSize is the number of tools per tools/list page (> 0).

@@ -51,7 +51,7 @@ func (h *Handler) checkFields(r *http.Request, req *wire.Request, ref toolRef, o
 			return reject(StageProtocol, http.StatusBadRequest, perr)
 		}
 	}
-	if perr := wire.CheckVersion(req); perr != nil {
+	if perr := wire.CheckVersion(req, h.versions); perr != nil {
 		return reject(StageProtocol, http.StatusBadRequest, perr)
 	}
 	if tool != nil {

@@ -24,6 +24,10 @@ type Handler struct {
 	obs     *telemetry.Observer
 	tools   *toolrun.Set
 	maxBody int64
+	// versions are the revisions served; pending, the requests sent to
+	// 2025-era clients that await their answers (legacy.go).
+	versions *wire.Versions
+	pending  pendingRequests
 	// bodyLimit bounds the bytes of body buffers held at once by the
 	// requests being read, bodyHeld (body.go).
 	bodyLimit   int64
@@ -53,6 +57,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		sys:         sys,
 		obs:         obs,
 		tools:       cfg.Tools,
+		versions:    cfg.Versions,
 		maxBody:     cfg.MaxBodyBytes,
 		bodyLimit:   bodyBudget(cfg.MaxBodyBytes),
 		maxInFlight: cfg.MaxInFlight,
@@ -122,6 +127,10 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	// Stage 2: parse and classify.
 	msg, id, perr := wire.ParseInto(&in.scratch, body)
 	if perr != nil {
+		if wire.IsPostedResponse(perr) && h.versions.ServesLegacy() {
+			h.serveResponse(w, r, in, body)
+			return
+		}
 		h.writeRejection(w, r, nil, id, reject(StageParse, http.StatusBadRequest, perr))
 		return
 	}
@@ -132,8 +141,17 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	var req *wire.Request
 	var reqErr *wire.Error
 	var meta *wire.RequestMeta
+	// legacy marks a request of the 2025 era, when the server serves one
+	// (docs/design.md §1a): its own stage 5 and method table.
+	var legacy bool
 	if msg.Kind == wire.KindRequest {
-		if req, reqErr = wire.ParseRequest(msg); req != nil {
+		var version string
+		if version, legacy = wire.LegacyVersion(msg, r.Header, h.versions); legacy {
+			req, reqErr = wire.ParseLegacyRequest(msg, version)
+		} else {
+			req, reqErr = wire.ParseRequest(msg)
+		}
+		if req != nil {
 			meta = &req.Meta
 		}
 	}
@@ -163,18 +181,25 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 		return
 	}
 	// Stage 5: the protocol fields.
-	if reqErr != nil {
-		reqErr = wire.LegacyRequest(reqErr, r.Header)
-		h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, reqErr))
-		return
-	}
-	if rej := h.checkFields(r, req, ref, op); rej != nil {
-		h.writeRejection(w, r, op, id, rej)
-		return
+	if legacy {
+		if rej := h.checkLegacyFields(req, reqErr, &msg, ref, op); rej != nil {
+			h.writeRejection(w, r, op, id, rej)
+			return
+		}
+	} else {
+		if reqErr != nil {
+			reqErr = wire.LegacyRequest(reqErr, r.Header, h.versions)
+			h.writeRejection(w, r, op, id, reject(StageProtocol, http.StatusBadRequest, reqErr))
+			return
+		}
+		if rej := h.checkFields(r, req, ref, op); rej != nil {
+			h.writeRejection(w, r, op, id, rej)
+			return
+		}
 	}
 	// Stage 6: the method table.
-	if !h.sys.HasMethod(req.Method) {
-		h.writeRejection(w, r, op, id, reject(StageMethod, http.StatusNotFound, errMethodNotFound))
+	if !h.sys.HasMethod(req.Method, legacy) {
+		h.writeRejection(w, r, op, id, methodNotFound(legacy))
 		return
 	}
 	// Stage 7: the method, within the in-flight bound.
@@ -186,12 +211,12 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 		h.writeRejection(w, r, op, id, rej)
 		return
 	}
-	h.serveMethod(ctx, w, r, in, x, req, ref.tool)
+	h.serveMethod(ctx, w, r, in, x, req, ref.tool, legacy)
 }
 
 // serveMethod runs the method of a request that holds an in-flight place
 // (stage 7), writes its answer (stage 8) and gives the place back.
-func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, in *inbound, x *exchange, req *wire.Request, tool *toolrun.Tool) {
+func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *http.Request, in *inbound, x *exchange, req *wire.Request, tool *toolrun.Tool, legacy bool) {
 	defer h.leave()
 	call, op := &x.call, &x.op
 	call.Ctx, call.Request, call.Tool, call.Op = ctx, req, tool, op
@@ -208,7 +233,7 @@ func (h *Handler) serveMethod(ctx context.Context, w http.ResponseWriter, r *htt
 		op.End(r.Context(), reply.Code(), reply.ToolError)
 		return
 	}
-	if !h.serveCall(ctx, w, r, x) {
+	if !h.serveCall(ctx, w, r, x, legacy) {
 		in.abandon()
 	}
 }
@@ -230,7 +255,7 @@ type exchange struct {
 //
 // It reports false when the client went away before the answer: then the
 // method may still be running on another goroutine (see inbound.abandon).
-func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange) bool {
+func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange, legacy bool) bool {
 	call, op := &x.call, &x.op
 	h.obs.CallStarted(ctx)
 	defer h.obs.CallEnded(ctx)
@@ -252,6 +277,11 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		call.Ctx = toolrun.WithProgress(call.Ctx, func(progress float64, total *float64, message string) {
 			resp.progress(token, progress, total, message)
 		})
+	}
+	if legacy && acceptsSSE(r.Header["Accept"]) {
+		// A 2025-era tool that asks for input asks the client on this
+		// request's stream (legacy.go).
+		call.Client = resp
 	}
 	reply, err := h.sys.Ask(call)
 	if err != nil {

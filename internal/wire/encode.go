@@ -45,14 +45,21 @@ func AppendDiscoverResult(dst []byte, r DiscoverResult) ([]byte, error) {
 	return appendCacheable(dst, r.TTLMs, r.CacheScope, r.Meta)
 }
 
-// AppendListToolsResult appends r as a JSON object to dst.
+// AppendListToolsResult appends r as a JSON object to dst. Without a
+// ResultType it is the 2025 era's result: the tools and the next cursor,
+// none of 2026-07-28's resultType, ttlMs, cacheScope and _meta.
 func AppendListToolsResult(dst []byte, r ListToolsResult) ([]byte, error) {
 	var err error
-	dst = append(dst, `{"resultType":`...)
-	if dst, err = appendQuote(dst, r.ResultType); err != nil {
-		return nil, err
+	if r.ResultType == "" {
+		dst = append(dst, '{')
+	} else {
+		dst = append(dst, `{"resultType":`...)
+		if dst, err = appendQuote(dst, r.ResultType); err != nil {
+			return nil, err
+		}
+		dst = append(dst, ',')
 	}
-	dst = append(dst, `,"tools":`...)
+	dst = append(dst, `"tools":`...)
 	if dst, err = AppendTools(dst, r.Tools); err != nil {
 		return nil, err
 	}
@@ -61,6 +68,9 @@ func AppendListToolsResult(dst []byte, r ListToolsResult) ([]byte, error) {
 		if dst, err = appendQuote(dst, r.NextCursor); err != nil {
 			return nil, err
 		}
+	}
+	if r.ResultType == "" {
+		return append(dst, '}'), nil
 	}
 	return appendCacheable(dst, r.TTLMs, r.CacheScope, r.Meta)
 }

@@ -51,7 +51,7 @@ func TestAppendMatchesEncoder(t *testing.T) {
 		}
 	}
 	for _, instr := range []string{"", "Use <tools> & be kind"} {
-		r := wire.DiscoverResult{ResultType: "complete", SupportedVersions: wire.SupportedVersions(), Capabilities: wire.RawJSON(`{"tools":{}}`),
+		r := wire.DiscoverResult{ResultType: "complete", SupportedVersions: (*wire.Versions)(nil).List(), Capabilities: wire.RawJSON(`{"tools":{}}`),
 			Instructions: instr, TTLMs: 0, CacheScope: "private", Meta: meta}
 		got, err := wire.AppendDiscoverResult(nil, r)
 		same("server/discover", got, err, r)

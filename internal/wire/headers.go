@@ -70,10 +70,11 @@ func CheckHeaders(h Header, r *Request) *Error {
 }
 
 // CheckVersion answers -32022 when the request's revision (header and
-// `_meta` agree by now) is not one the server speaks.
-func CheckVersion(r *Request) *Error {
-	if !IsSupportedVersion(r.Meta.ProtocolVersion) {
-		return UnsupportedVersion(r.Meta.ProtocolVersion)
+// `_meta` agree by now) is not 2026-07-28, the one revision a request in
+// its envelope speaks, naming every revision vs serves.
+func CheckVersion(r *Request, vs *Versions) *Error {
+	if r.Meta.ProtocolVersion != Version {
+		return vs.Unsupported(r.Meta.ProtocolVersion)
 	}
 	return nil
 }

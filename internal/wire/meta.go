@@ -126,17 +126,17 @@ func parseMeta(f *fields, m *RequestMeta) *Error {
 	return nil
 }
 
-// protocolVersion unquotes the protocol version of a `_meta`. A supported
+// protocolVersion unquotes the protocol version of a `_meta`. A known
 // revision, the version nearly every request names, comes back as the
-// string of supported: comparing the bytes with a string allocates
+// string of known (2026-07-28 first): comparing the bytes with a string allocates
 // nothing, where unquote copies them into a new string per request unless
 // its own short list of constants names them. Any other string (escaped,
 // or a revision we do not serve) is unquoted.
 func protocolVersion(v RawJSON) (string, bool) {
 	if inner, ok := plainString(v); ok {
-		for _, known := range supported {
-			if string(inner) == known {
-				return known, true
+		for _, k := range known {
+			if string(inner) == k {
+				return k, true
 			}
 		}
 	}
@@ -182,15 +182,15 @@ var (
 // -32022 naming the supported ones (as a legacy initialize is), rather
 // than -32602 about a `_meta` it never knew to send. Any other refusal,
 // and one without that header or naming a served revision, is err.
-func LegacyRequest(err *Error, h Header) *Error {
+func LegacyRequest(err *Error, h Header, vs *Versions) *Error {
 	if err != errNoMeta && err != errNoMetaVersion {
 		return err
 	}
 	v, herr := single(h, HeaderProtocolVersion)
-	if herr != nil || v == "" || IsSupportedVersion(v) {
+	if herr != nil || v == "" || v == Version {
 		return err
 	}
-	return UnsupportedVersion(v)
+	return vs.Unsupported(v)
 }
 
 func metaError(msg string) *Error {

@@ -186,7 +186,7 @@ func TestCheckHeadersOrder(t *testing.T) {
 	if err = wire.CheckHeaders(wire.Header{"Mcp-Protocol-Version": {"v999"}, "Mcp-Method": {"tools/list"}}, v999); err != nil {
 		t.Errorf("headers agree: err = %v", err)
 	}
-	if err = wire.CheckVersion(v999); err == nil || err.Code != wire.CodeUnsupportedProtocolVersion {
+	if err = wire.CheckVersion(v999, nil); err == nil || err.Code != wire.CodeUnsupportedProtocolVersion {
 		t.Errorf("unsupported: err = %v", err)
 	}
 }
@@ -200,7 +200,7 @@ func TestAppendErrorObject(t *testing.T) {
 		err  *wire.Error
 		want string
 	}{
-		{wire.UnsupportedVersion("x"), `{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}`},
+		{(*wire.Versions)(nil).Unsupported("x"), `{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}`},
 		{wire.Errorf(wire.CodeInvalidParams, "Unknown tool: \"a\\b\"\n<é>"), `{"code":-32602,"message":"Unknown tool: \"a\\b\"\n<é>"}`},
 		{wire.Errorf(wire.CodeInvalidParams, "Unknown tool: \xff"), `{"code":-32602,"message":"Invalid params"}`},
 	} {

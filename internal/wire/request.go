@@ -75,13 +75,13 @@ func ParseRequest(m Message) (*Request, *Error) {
 	f := &p.fields
 	if f.params.present() && !f.paramsObject {
 		if m.Method == MethodInitialize {
-			return nil, UnsupportedVersion("")
+			return nil, (*Versions)(nil).Unsupported("")
 		}
 		return nil, metaError("params must be an object")
 	}
 	if m.Method == MethodInitialize && !(f.metaObject && f.m.ProtocolVersion.present()) {
 		requested, _ := unquote(f.raw(f.legacyVersion))
-		return nil, UnsupportedVersion(requested)
+		return nil, (*Versions)(nil).Unsupported(requested)
 	}
 	// Filled where it lives, field by field (see parseMeta): ParseInto
 	// zeroed it with the rest of parsed, and so did new above.

@@ -60,6 +60,33 @@ func ProgressParams(token RawJSON, progress float64, total *float64, message str
 // tools/call's CPU (bench/README.md, "Numbers behind the code's comments").
 // A value that cannot be encoded is an error.
 func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
+	dst, err := appendCallToolBody(dst, r)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"resultType":"complete","_meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, '}'), nil
+}
+
+// AppendLegacyCallToolResult appends a tools/call result object of the
+// 2025 era to dst: as AppendCallToolResult, without resultType, and with
+// _meta only when meta (the tool's own) is not nil.
+func AppendLegacyCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
+	dst, err := appendCallToolBody(dst, r)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, meta...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendCallToolBody appends the members a tools/call result has in every
+// revision, from its opening brace, and leaves it open.
+func appendCallToolBody(dst []byte, r *protocol.CallToolResult) ([]byte, error) {
 	dst = append(dst, `{"content":[`...)
 	var err error
 	for i, c := range r.Content {
@@ -86,9 +113,7 @@ func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) 
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
-	dst = append(dst, `,"resultType":"complete","_meta":`...)
-	dst = append(dst, meta...)
-	return append(dst, '}'), nil
+	return dst, nil
 }
 
 // InputRequest is one entry of an InputRequiredResult's inputRequests: the

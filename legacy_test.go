@@ -1,0 +1,310 @@
+package wymcp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// allVersions serves both eras (docs/design.md §1a).
+var allVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+
+// legacyPost posts body as a 2025-era client does: no `_meta` envelope, the
+// revision in MCP-Protocol-Version ("" sends none, as an initialize does).
+// It returns the status, the headers and the body.
+func legacyPost(t *testing.T, e *mcptest.Endpoint, version, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}`
+
+func initialize(version string) string {
+	return strings.Replace(initializeBody, "%q", mcptest.Quote(version), 1)
+}
+
+// TestLegacyOff: by default a 2025 client is answered, not served, and a
+// posted response is refused, as before the 2025 era could be served.
+func TestLegacyOff(t *testing.T) {
+	t.Parallel()
+	_, e := newTestServer(t, nil, nil)
+	status, _, body := legacyPost(t, e, "", initialize("2025-11-25"))
+	if want := `{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}`; status != 400 || body != want {
+		t.Errorf("initialize: %d %s\nwant 400 %s", status, body, want)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":"x","result":{}}`)
+	if status != 400 || !strings.Contains(body, `"code":-32600`) {
+		t.Errorf("posted response: %d %s", status, body)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}`; status != 400 || body != want {
+		t.Errorf("ping: %d %s\nwant 400 %s", status, body, want)
+	}
+}
+
+// TestVersionsOption: the revisions served are checked when the server is
+// built.
+func TestVersionsOption(t *testing.T) {
+	t.Parallel()
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	for _, bad := range [][]string{{"2025-11-25"}, {"2026-07-28", "2025-03-26"}, {"2026-07-28", "2025-06-18", "2025-06-18"}} {
+		if _, err := wymcp.New(info, &wymcp.Options{Versions: bad}); err == nil || !strings.Contains(err.Error(), "Options.Versions") {
+			t.Errorf("Versions %q: err %v", bad, err)
+		}
+	}
+}
+
+// TestLegacyLifecycle: initialize negotiates as the 2025 revisions say, no
+// session id is issued, and ping, tools/list and tools/call answer in the
+// era's shapes; the 2026-07-28 answers name every revision served.
+func TestLegacyLifecycle(t *testing.T) {
+	t.Parallel()
+	_, e := newTestServer(t, &wymcp.Options{Versions: allVersions, Instructions: "Be kind."}, nil)
+
+	for _, tc := range []struct{ requested, got string }{
+		{"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}, {"2024-11-05", "2025-11-25"}, {"2026-07-28", "2025-11-25"},
+	} {
+		status, hdr, body := legacyPost(t, e, "", initialize(tc.requested))
+		want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"` + tc.got + `","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"wymcp-test","version":"0.0.1"},"instructions":"Be kind."}}`
+		if status != 200 || body != want {
+			t.Errorf("initialize %s: %d %s\nwant 200 %s", tc.requested, status, body, want)
+		}
+		if hdr.Get("Mcp-Session-Id") != "" {
+			t.Errorf("initialize %s: a session id was issued", tc.requested)
+		}
+	}
+	status, _, body := legacyPost(t, e, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+	if status != 200 || !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "clientInfo") {
+		t.Errorf("initialize without clientInfo: %d %s", status, body)
+	}
+	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != 202 || body != "" {
+		t.Errorf("notifications/initialized: %d %q", status, body)
+	}
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		if status, _, body := legacyPost(t, e, v, `{"jsonrpc":"2.0","id":7,"method":"ping"}`); status != 200 || body != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+			t.Errorf("ping %s: %d %s", v, status, body)
+		}
+		status, _, body := legacyPost(t, e, v, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+		if want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`; status != 200 || body != want {
+			t.Errorf("tools/call %s: %d %s\nwant %s", v, status, body, want)
+		}
+		status, _, body = legacyPost(t, e, v, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		if status != 200 || !strings.HasPrefix(body, `{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo",`) || strings.Contains(body, "ttlMs") || strings.Contains(body, "resultType") || strings.Contains(body, "cacheScope") {
+			t.Errorf("tools/list %s: %d %s", v, status, body)
+		}
+		// Methods outside the era's table: -32601, with HTTP 200.
+		for _, m := range []string{"server/discover", "resources/list"} {
+			status, _, body = legacyPost(t, e, v, `{"jsonrpc":"2.0","id":4,"method":"`+m+`"}`)
+			if want := `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}`; status != 200 || body != want {
+				t.Errorf("%s %s: %d %s\nwant 200 %s", m, v, status, body, want)
+			}
+		}
+	}
+	// Results of the era: no resultType, no server _meta; errors as results.
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`)
+	if want := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"sum\":3}"}],"structuredContent":{"sum":3}}}`; status != 200 || body != want {
+		t.Errorf("typed tools/call: %d %s\nwant %s", status, body, want)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"panic"}}`)
+	if want := `{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"Tool execution failed: internal error"}],"isError":true}}`; status != 200 || body != want {
+		t.Errorf("panicking tool: %d %s\nwant %s", status, body, want)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bad_result"}}`)
+	if want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`; status != 200 || body != want {
+		t.Errorf("fault past the tool: %d %s\nwant %s", status, body, want)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"short_deadline"}}`)
+	if want := `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"Tool short_deadline timed out after 50ms"}],"isError":true}}`; status != 200 || body != want {
+		t.Errorf("deadline: %d %s\nwant %s", status, body, want)
+	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}`)
+	if want := `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; status != 200 || body != want {
+		t.Errorf("unknown tool: %d %s\nwant %s", status, body, want)
+	}
+	// A revision not served, in the header: 400 and -32022 naming them all.
+	status, _, body = legacyPost(t, e, "2025-03-26", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`)
+	if want := `{"jsonrpc":"2.0","id":10,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"2025-03-26"}}}`; status != 400 || body != want {
+		t.Errorf("2025-03-26: %d %s\nwant 400 %s", status, body, want)
+	}
+	// The 2026-07-28 path: server/discover lists every revision served.
+	rep := e.Send(t, mcptest.Call("server/discover", ""))
+	res := rep.ExpectResult(t, "1")
+	if got, _ := json.Marshal(res["supportedVersions"]); string(got) != `["2026-07-28","2025-11-25","2025-06-18"]` {
+		t.Errorf("supportedVersions = %s", got)
+	}
+}
+
+// TestLegacyShapes: each 2025 revision sees the tool definitions it knows.
+func TestLegacyShapes(t *testing.T) {
+	t.Parallel()
+	icon := tools.Must(tools.NewRaw("iconic", "Has an icon and an array output schema.", []byte(`{"type":"object"}`),
+		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("x"), nil },
+		tools.WithIcons(protocol.Icon{Src: "https://example.com/i.png"}),
+		tools.WithOutputSchema([]byte(`{"type":"array"}`))))
+	info := protocol.Implementation{Name: "s", Version: "1", Description: "d", WebsiteURL: "https://example.com"}
+	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, icon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mcptest.Serve(t, srv, info)
+	_, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"iconic","description":"Has an icon and an array output schema.","inputSchema":{"type":"object"},"icons":[{"src":"https://example.com/i.png"}]}]}}`; body != want {
+		t.Errorf("2025-11-25 tools/list:\n got %s\nwant %s", body, want)
+	}
+	_, _, body = legacyPost(t, e, "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"iconic","description":"Has an icon and an array output schema.","inputSchema":{"type":"object"}}]}}`; body != want {
+		t.Errorf("2025-06-18 tools/list:\n got %s\nwant %s", body, want)
+	}
+	_, _, body = legacyPost(t, e, "", initialize("2025-06-18"))
+	if want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"s","version":"1"}}}`; body != want {
+		t.Errorf("2025-06-18 initialize:\n got %s\nwant %s", body, want)
+	}
+	_, _, body = legacyPost(t, e, "", initialize("2025-11-25"))
+	if want := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"s","version":"1","description":"d","websiteUrl":"https://example.com"}}}`; body != want {
+		t.Errorf("2025-11-25 initialize:\n got %s\nwant %s", body, want)
+	}
+}
+
+// sseEvents reads an SSE answer's data lines as they come, onto a channel.
+func sseEvents(body io.Reader) <-chan string {
+	ch := make(chan string, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				ch <- data
+			}
+		}
+	}()
+	return ch
+}
+
+// TestLegacyProgressAndAsk: a 2025-era call streams its progress, and a
+// tool that asks for input sends the era's request to the client on the
+// call's stream; the client's answer, POSTed back, reaches the tool, which
+// runs again with it.
+func TestLegacyProgressAndAsk(t *testing.T) {
+	t.Parallel()
+	form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}
+	runs := 0
+	greet := tools.Must(tools.NewRaw("greet", "Asks a name.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+			runs++
+			tools.ReportProgress(ctx, float64(runs), nil, "asking")
+			var answer protocol.ElicitResult
+			if err := tools.Ask(ctx, tools.Elicit("name", form, &answer)); err != nil {
+				return nil, err
+			}
+			var who struct {
+				Name string `json:"name"`
+			}
+			if err := answer.DecodeContent(&who); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult("Hello, " + who.Name), nil
+		}))
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, greet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mcptest.Serve(t, srv, info)
+
+	req, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","_meta":{"progressToken":"p"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	events := sseEvents(resp.Body)
+	next := func() string {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+			return ""
+		}
+	}
+	if got, want := next(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"asking"}}`; got != want {
+		t.Errorf("progress 1:\n got %s\nwant %s", got, want)
+	}
+	var ask struct {
+		ID     string          `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	raw := next()
+	if err := json.Unmarshal([]byte(raw), &ask); err != nil || ask.Method != "elicitation/create" || !strings.HasPrefix(ask.ID, "wymcp-") {
+		t.Fatalf("server-to-client request: %s (%v)", raw, err)
+	}
+	if want := `{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`; string(ask.Params) != want {
+		t.Errorf("params %s, want %s", ask.Params, want)
+	}
+	// An answer to a request nobody awaits is refused; the right one is taken.
+	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":"wymcp-0-nope","result":{"action":"cancel"}}`); status != 400 || !strings.Contains(body, "no request of this server awaits") {
+		t.Errorf("stray answer: %d %s", status, body)
+	}
+	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`); status != 202 || body != "" {
+		t.Errorf("answer: %d %q", status, body)
+	}
+	if got, want := next(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2,"message":"asking"}}`; got != want {
+		t.Errorf("progress 2:\n got %s\nwant %s", got, want)
+	}
+	if got, want := next(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Hello, Ada"}]}}`; got != want {
+		t.Errorf("result:\n got %s\nwant %s", got, want)
+	}
+	// A client that answers with an error ends the call with a tool error.
+	req2, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet"}}`))
+	req2.Header.Set("Content-Type", "application/json")
+	req2.Header.Set("Accept", "application/json, text/event-stream")
+	req2.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp2, err := e.HTTP.Do(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	events = sseEvents(resp2.Body)
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
+		t.Fatal(err)
+	}
+	legacyPost(t, e, "2025-06-18", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`)
+	if got, want := next(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client did not answer elicitation/create: the client answered with an error (-32601 Method not found)."}],"isError":true}}`; got != want {
+		t.Errorf("error answer:\n got %s\nwant %s", got, want)
+	}
+}
