@@ -14,6 +14,8 @@ import (
 	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // allVersions serves both eras (docs/design.md §1a).
@@ -277,7 +279,7 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 		t.Errorf("params %s, want %s", ask.Params, want)
 	}
 	// An answer to a request nobody awaits is refused; the right one is taken.
-	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":"wymcp-0-nope","result":{"action":"cancel"}}`); status != 400 || !strings.Contains(body, "no request of this server awaits") {
+	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":"wymcp-0-nope","result":{"action":"cancel"}}`); status != 400 || !strings.HasPrefix(body, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: no request of this server awaits`) {
 		t.Errorf("stray answer: %d %s", status, body)
 	}
 	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`); status != 202 || body != "" {
@@ -303,8 +305,108 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
 		t.Fatal(err)
 	}
+	// 2025-06-18 knows form mode only, and has no mode member.
+	if want := `{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`; string(ask.Params) != want {
+		t.Errorf("2025-06-18 params %s, want %s", ask.Params, want)
+	}
 	legacyPost(t, e, "2025-06-18", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`)
 	if got, want := next(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client did not answer elicitation/create: the client answered with an error (-32601 Method not found)."}],"isError":true}}`; got != want {
 		t.Errorf("error answer:\n got %s\nwant %s", got, want)
+	}
+}
+
+// legacyRequest is a POST of a 2025-era client with extra headers.
+func legacyRequest(t *testing.T, e *mcptest.Endpoint, version, body string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestLegacyAuth: a 2025-era request is authenticated as a 2026-07-28 one
+// is: the same statuses, challenges and bodies; scopes decide what it may
+// call and see; the span says the era.
+func TestLegacyAuth(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	e := newAuthServer(t, &wymcp.Options{
+		Versions:       allVersions,
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
+		Auth: &wymcp.AuthOptions{
+			Authenticator:    wymcp.AuthenticatorFunc(fakeAuthenticator),
+			ResourceMetadata: testMetadata,
+			RequiredScopes:   []string{"mcp"},
+		},
+	}, authTools()...)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_only","arguments":{}}}`
+	for _, token := range []string{"", "outsider", "reader", "garbage"} {
+		hdr := map[string]string{}
+		modern := mcptest.ToolCall("admin_only", `{}`)
+		if token != "" {
+			hdr["Authorization"] = "Bearer " + token
+			modern = bearer(modern, token)
+		}
+		status, h, body := legacyRequest(t, e, "2025-11-25", call, hdr)
+		rep := e.Send(t, modern)
+		if status != rep.Status || h.Get("WWW-Authenticate") != rep.Header.Get("WWW-Authenticate") || body != string(rep.Raw) {
+			t.Errorf("token %q: 2025 era %d %q %s\n2026-07-28 %d %q %s", token, status, h.Get("WWW-Authenticate"), body,
+				rep.Status, rep.Header.Get("WWW-Authenticate"), rep.Raw)
+		}
+	}
+	status, _, body := legacyRequest(t, e, "2025-06-18", call, map[string]string{"Authorization": "Bearer admin"})
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"subject\":\"root\",\"scopes\":[\"files:read\",\"admin\",\"mcp\"]}"}],"structuredContent":{"subject":"root","scopes":["files:read","admin","mcp"]}}}`; status != 200 || body != want {
+		t.Errorf("admin: %d %s\nwant %s", status, body, want)
+	}
+	if v, _ := spanAttr(rec, "mcp.protocol.version"); v != "2025-06-18" {
+		t.Errorf("mcp.protocol.version = %q, want 2025-06-18", v)
+	}
+	// A caller without the admin scope does not see admin_only.
+	_, _, body = legacyRequest(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": "Bearer reader"})
+	if strings.Contains(body, `"admin_only"`) || !strings.Contains(body, `"whoami_raw"`) || strings.Contains(body, "cacheScope") {
+		t.Errorf("reader's tools/list: %s", body)
+	}
+	// The answer to a server-to-client request is authenticated too.
+	status, _, _ = legacyRequest(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":"x","result":{}}`, nil)
+	if status != 401 {
+		t.Errorf("unauthenticated answer: %d, want 401", status)
+	}
+}
+
+// TestLegacyCutShort: a 2025-era call still running when Shutdown's time
+// is up is answered in its era's shape.
+func TestLegacyCutShort(t *testing.T) {
+	t.Parallel()
+	probe := &testProbe{started: make(chan struct{}, 1)}
+	srv, e := newTestServer(t, &wymcp.Options{Versions: allVersions}, probe)
+	done := make(chan string, 1)
+	go func() {
+		_, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000}}}`)
+		done <- body
+	}()
+	<-probe.started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	select {
+	case body := <-done:
+		if want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"The call was cut short: the server is shutting down"}],"isError":true}}`; body != want {
+			t.Errorf("cut short: %s\nwant %s", body, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
 	}
 }

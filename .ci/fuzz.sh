@@ -20,9 +20,10 @@ targets=(
 	"./internal/wire FuzzLexerDifferential"
 	"./internal/wire FuzzDecodeHeaderValue"
 	"./internal/wire FuzzAppendQuote"
+	"./internal/wire FuzzLegacy"
 	". FuzzServeHTTP"
-	"./tools FuzzCallArguments"
-	"./tools FuzzFastSchema"
+	"./internal/toolrun FuzzCallArguments"
+	"./internal/toolrun FuzzFastSchema"
 	"./internal/jsonschema/oracle FuzzAgreesWithReference"
 	"./auth FuzzBearerToken"
 	"./auth FuzzIntrospectionAnswer"
@@ -45,6 +46,13 @@ for t in "${targets[@]}"; do
 	log="$(mktemp)"
 	status=0
 	go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzztime" "$pkg" 2>&1 | tee "$log" || status=$?
+	# A target that moved or was renamed matches nothing, and go test
+	# reports that as a pass: it is a failure here.
+	if grep -q -e 'no fuzz tests to fuzz' -e 'no tests to run' "$log"; then
+		echo "fuzz: ${pkg} has no fuzz target ${name}" >&2
+		rm -f "$log"
+		exit 1
+	fi
 	if [ "$status" -ne 0 ]; then
 		if [ "$(corpus_files "$dir")" = "$before" ] &&
 			grep -q 'context deadline exceeded' "$log" &&

@@ -62,7 +62,7 @@ func demoTools() ([]*tools.Tool, error) {
 			// The default deadline, 60 s: longer than the longest sleep, so
 			// the schema's bound is the limit.
 			tools.WithAnnotations(readOnly))),
-		add(tools.NewRaw("ask_name", "Asks for your name, then greets you: an elicitation round (the first call answers input_required, the retry with your answer completes). Needs the client's elicitation capability.",
+		add(tools.NewRaw("ask_name", "Asks for your name (an elicitation: the client shows a form), then greets you. Needs the client's elicitation capability.",
 			[]byte(noArgsSchema), askName,
 			tools.WithAnnotations(readOnly),
 			// Refused up front (-32021) for a client that cannot answer.

@@ -44,7 +44,8 @@ func (t *tables) relay(c *Call, out toolrun.Outcome, round int) toolrun.Outcome 
 	responses := make([]byte, 0, 256)
 	responses = append(responses, '{')
 	for i, in := range out.Inputs {
-		res, err := c.Client.RequestClient(c.Ctx, in.Method, in.Params)
+		params := wire.LegacyInputParams(in.Method, in.Params, c.Request.Meta.ProtocolVersion)
+		res, err := c.Client.RequestClient(c.Ctx, in.Method, params)
 		if err != nil {
 			if cerr := c.Ctx.Err(); cerr != nil {
 				// The deadline, or the client gone: the tool's run says so.

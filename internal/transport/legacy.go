@@ -145,7 +145,9 @@ func (h *Handler) serveResponse(w http.ResponseWriter, r *http.Request, in *inbo
 	// The answer outlives this request, whose body buffer is reused.
 	resp.Result, resp.Error = bytes.Clone(resp.Result), bytes.Clone(resp.Error)
 	if !h.pending.deliver(resp, caller.Subject(ctx)) {
-		h.writeRejection(w, r, nil, resp.ID, rejUnawaited)
+		// id null: the id is one of this server's own requests, not a
+		// request of the client's that this answers.
+		h.writeRejection(w, r, nil, wire.ID{}, rejUnawaited)
 		return
 	}
 	h.closeIfDraining(w.Header())

@@ -89,3 +89,60 @@ func FuzzDecodeHeaderValue(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLegacy: what a 2025-era client sends — a request without a `_meta`
+// envelope, an initialize, a posted answer to the server's request — gets a
+// classification or a specified error, never a panic, on a server serving
+// every era; a posted answer read has an id and exactly one of result and
+// error.
+func FuzzLegacy(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":7}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"wymcp-1-x","result":{"action":"accept","content":{"name":"Ada"}}}`,
+		`{"jsonrpc":"2.0","id":"wymcp-1-x","error":{"code":-32601,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"wymcp-1-x","error":7}`,
+		`{"jsonrpc":"2.0","id":"wymcp-1-x","result":{},"error":{}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":[]}`,
+	} {
+		f.Add([]byte(s), "2025-11-25")
+		f.Add([]byte(s), "")
+	}
+	vs, err := wire.NewVersions([]string{wire.Version, wire.Version20251125, wire.Version20250618})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, version string) {
+		h := map[string][]string{}
+		if version != "" {
+			h[wire.HeaderProtocolVersion] = []string{version}
+		}
+		var s wire.Scratch
+		msg, _, perr := wire.ParseInto(&s, body)
+		if wire.IsPostedResponse(perr) {
+			r, rerr := wire.ParseResponse(&s, body)
+			if rerr == nil && (r.ID.IsZero() || (r.Result == nil) == (r.Error == nil)) {
+				t.Fatalf("answer read as %+v", r)
+			}
+			return
+		}
+		if perr != nil {
+			return
+		}
+		v, ok := wire.LegacyVersion(msg, h, vs)
+		if !ok {
+			return
+		}
+		if !vs.IsLegacy(v) {
+			t.Fatalf("LegacyVersion gave %q, not a 2025 revision served", v)
+		}
+		req, rerr := wire.ParseLegacyRequest(msg, v)
+		if rerr == nil && (req.Meta.ProtocolVersion != v || req.Method != msg.Method) {
+			t.Fatalf("request %+v for %q", req, v)
+		}
+		if msg.Method == wire.MethodInitialize {
+			_ = wire.CheckInitialize(msg.Params)
+		}
+	})
+}

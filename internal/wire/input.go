@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/wymcp/wymcp/protocol"
 )
@@ -31,6 +32,17 @@ func ElicitParams(r protocol.ElicitRequest) (RawJSON, error) {
 		Message         string          `json:"message"`
 		RequestedSchema json.RawMessage `json:"requestedSchema"`
 	}{"form", r.Message, r.RequestedSchema})
+}
+
+// LegacyInputParams returns the params of an input request as the 2025
+// revision version spells them: 2025-06-18's elicitation/create has no
+// mode (form mode, the only one it knows, is implied).
+func LegacyInputParams(method string, params RawJSON, version string) RawJSON {
+	const formMode = `{"mode":"form",`
+	if version == Version20250618 && method == MethodElicit && strings.HasPrefix(string(params), formMode) {
+		return append(RawJSON{'{'}, params[len(formMode):]...)
+	}
+	return params
 }
 
 // SamplingParams returns the params of a sampling/createMessage: r with
