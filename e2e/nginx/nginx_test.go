@@ -27,6 +27,9 @@ type cluster struct {
 	bin      string
 	args     []string // the replicas' flags besides -addr
 	drain    bool     // the binary has -drain-delay
+	// legacy: the binary has -versions, and the replicas serve the 2025 era
+	// too: half the load speaks it (docs/design.md §1a).
+	legacy bool
 	replicas []*replica
 	front    *front
 	begin    time.Time
@@ -59,6 +62,9 @@ func newCluster(t *testing.T, s settings, n int) *cluster {
 		if k := upstreamKeepalive(t); s.drainDelay <= k {
 			t.Fatalf("-drain-delay %v must exceed deploy/nginx/wymcp.conf's upstream keepalive_timeout %v", s.drainDelay, k)
 		}
+	}
+	if c.legacy = hasFlag(t, c.bin, "versions"); c.legacy {
+		c.args = append(c.args, "-versions", "2026-07-28,2025-11-25,2025-06-18")
 	}
 	c.args = append(c.args, s.extraArgs...)
 	var addrs []string
@@ -152,7 +158,10 @@ type load struct {
 	client *http.Client
 	begin  time.Time
 
-	next, calls, ok atomic.Int64
+	// legacy: odd-numbered calls, and every client's opening initialize,
+	// are a 2025-11-25 client's (no session: any replica answers them).
+	legacy                       bool
+	next, calls, ok, legacyCalls atomic.Int64
 	mu              sync.Mutex
 	kinds           map[string]int // failure kind -> count
 	samples         []string       // the first failures, in full
@@ -183,13 +192,22 @@ func (l *load) fail(kind, detail string) {
 func (l *load) one(n int64) {
 	id := strconv.FormatInt(n, 10)
 	text := "e2e echo " + id + " " + strconv.FormatInt(n*7919%1000003, 36)
+	legacy := l.legacy && n%2 == 1
 	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"},` + metaJSON + `}}`
+	if legacy {
+		body = `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
+	}
 	req, err := http.NewRequest(http.MethodPost, l.url, strings.NewReader(body))
 	if err != nil {
 		l.fail("request", err.Error())
 		return
 	}
-	mcpHeaders(req, "tools/call", "echo")
+	if legacy {
+		legacyHeaders(req)
+		l.legacyCalls.Add(1)
+	} else {
+		mcpHeaders(req, "tools/call", "echo")
+	}
 	// Every call sent is answered and checked, the last ones too.
 	resp, err := l.client.Do(req)
 	l.calls.Add(1)
@@ -223,9 +241,44 @@ func (l *load) one(n int64) {
 		l.fail("crossed (another call's text)", "sent id "+id+" text "+strconv.Quote(text)+", got "+string(b))
 	case a.JSONRPC != "2.0" || a.Error != nil || a.Result == nil || a.Result.IsError || a.Result.Content[0].Type != "text":
 		l.fail("wrong answer", "id "+id+": "+string(b))
+	case legacy == strings.Contains(string(b), `"resultType"`):
+		l.fail("wrong era", "id "+id+": "+string(b))
 	default:
 		l.ok.Add(1)
 	}
+}
+
+// initialize opens a 2025-11-25 client: its initialize, answered by any
+// replica (no session id is issued), counted as a call.
+func (l *load) initialize() {
+	req, err := http.NewRequest(http.MethodPost, l.url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+	if err != nil {
+		l.fail("request", err.Error())
+		return
+	}
+	legacyHeaders(req)
+	req.Header.Del("MCP-Protocol-Version")
+	resp, err := l.client.Do(req)
+	l.calls.Add(1)
+	l.legacyCalls.Add(1)
+	if err != nil {
+		l.fail("transport: "+shortErr(err), "initialize: "+err.Error())
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"protocolVersion":"2025-11-25"`) || resp.Header.Get("Mcp-Session-Id") != "" {
+		l.fail("initialize", "HTTP "+strconv.Itoa(resp.StatusCode)+": "+oneLine(b))
+		return
+	}
+	l.ok.Add(1)
+}
+
+// legacyHeaders are a 2025-11-25 client's, past its initialize.
+func legacyHeaders(req *http.Request) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 }
 
 // oneLine shortens an answer for a report: nginx's error pages by their
@@ -262,6 +315,7 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 	s := loadSettings(t)
 	c := newCluster(t, s, s.replicas)
 	l := newLoad(c.front.base+"/mcp", s.clients, c.begin)
+	l.legacy = c.legacy
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -270,6 +324,9 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 	c.event("load starts: %d clients", s.clients)
 	for range s.clients {
 		wg.Go(func() {
+			if l.legacy {
+				l.initialize()
+			}
 			for ctx.Err() == nil {
 				l.one(l.next.Add(1))
 			}
@@ -340,8 +397,8 @@ roll:
 		t.Logf("nginx error log, by message:\n%s", strings.Join(ek, "\n"))
 	}
 	// The summary line, for CI logs and for the README's numbers.
-	fmt.Printf("e2e-nginx: rolling restart: calls %d, failed %d, 502 %d, crossed %d, restarts %d, %v\n",
-		calls, total, n502, l.kinds["crossed (another call's id)"]+l.kinds["crossed (another call's text)"], restarts, elapsed.Round(time.Millisecond))
+	fmt.Printf("e2e-nginx: rolling restart: calls %d (2025 era %d), failed %d, 502 %d, crossed %d, restarts %d, %v\n",
+		calls, l.legacyCalls.Load(), total, n502, l.kinds["crossed (another call's id)"]+l.kinds["crossed (another call's text)"], restarts, elapsed.Round(time.Millisecond))
 
 	if restartErr != nil {
 		t.Fatal(restartErr)
