@@ -22,14 +22,14 @@ import (
 
 // cluster is N replicas behind nginx.
 type cluster struct {
-	t        *testing.T
-	s        settings
-	bin      string
-	args     []string // the replicas' flags besides -addr
-	drain    bool     // the binary has -drain-delay
+	t     *testing.T
+	s     settings
+	bin   string
+	args  []string // the replicas' flags besides -addr
+	drain bool     // the binary has -drain-delay
 	// legacy: the binary has -versions, and the replicas serve the 2025 era
 	// too: half the load speaks it (docs/design.md §1a).
-	legacy bool
+	legacy   bool
 	replicas []*replica
 	front    *front
 	begin    time.Time
@@ -162,9 +162,9 @@ type load struct {
 	// are a 2025-11-25 client's (no session: any replica answers them).
 	legacy                       bool
 	next, calls, ok, legacyCalls atomic.Int64
-	mu              sync.Mutex
-	kinds           map[string]int // failure kind -> count
-	samples         []string       // the first failures, in full
+	mu                           sync.Mutex
+	kinds                        map[string]int // failure kind -> count
+	samples                      []string       // the first failures, in full
 }
 
 func newLoad(url string, clients int, begin time.Time) *load {
