@@ -151,6 +151,10 @@ func TestLegacyLifecycle(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; status != 200 || body != want {
 		t.Errorf("unknown tool: %d %s\nwant %s", status, body, want)
 	}
+	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`)
+	if want := `{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: params must be an object"}}`; status != 200 || body != want {
+		t.Errorf("params not an object: %d %s\nwant 200 %s", status, body, want)
+	}
 	// A revision not served, in the header: 400 and -32022 naming them all.
 	status, _, body = legacyPost(t, e, "2025-03-26", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`)
 	if want := `{"jsonrpc":"2.0","id":10,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"2025-03-26"}}}`; status != 400 || body != want {
@@ -290,6 +294,20 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 	}
 	if got, want := next(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Hello, Ada"}]}}`; got != want {
 		t.Errorf("result:\n got %s\nwant %s", got, want)
+	}
+	// A request that does not accept a stream cannot be asked anything.
+	jsonOnly, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet"}}`))
+	jsonOnly.Header.Set("Content-Type", "application/json")
+	jsonOnly.Header.Set("Accept", "application/json")
+	jsonOnly.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if resp, err := e.HTTP.Do(jsonOnly); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client cannot be asked for input: its request does not accept a text/event-stream answer."}],"isError":true}}`; resp.StatusCode != 200 || string(b) != want {
+			t.Errorf("JSON-only request: %d %s\nwant %s", resp.StatusCode, b, want)
+		}
 	}
 	// A client that answers with an error ends the call with a tool error.
 	req2, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet"}}`))
