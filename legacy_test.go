@@ -428,3 +428,66 @@ func TestLegacyCutShort(t *testing.T) {
 		t.Fatal("no answer")
 	}
 }
+
+// TestLegacyRootsAndDeadline: roots/list goes to a 2025-era client as
+// elicitation does; a client that never answers holds the call only until
+// the tool's deadline, which answers it as any deadline does.
+func TestLegacyRootsAndDeadline(t *testing.T) {
+	t.Parallel()
+	roots := tools.Must(tools.NewRaw("roots", "Lists the client's roots.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+			var res protocol.ListRootsResult
+			if err := tools.Ask(ctx, tools.ListRoots("roots", &res)); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult(res.Roots[0].URI), nil
+		}, tools.WithDeadline(300*time.Millisecond)))
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mcptest.Serve(t, srv, info)
+	call := func(id string) (<-chan string, func()) {
+		req, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"roots"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := e.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sseEvents(resp.Body), func() { resp.Body.Close() }
+	}
+	next := func(events <-chan string) string {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+			return ""
+		}
+	}
+	var ask struct {
+		ID     string `json:"id"`
+		Method string `json:"method"`
+	}
+	events, done := call("1")
+	defer done()
+	if err := json.Unmarshal([]byte(next(events)), &ask); err != nil || ask.Method != "roots/list" {
+		t.Fatalf("request %+v %v", ask, err)
+	}
+	legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"roots":[{"uri":"file:///work"}]}}`)
+	if got, want := next(events), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"file:///work"}]}}`; got != want {
+		t.Errorf("roots:\n got %s\nwant %s", got, want)
+	}
+	// Unanswered: the deadline answers.
+	events2, done2 := call("2")
+	defer done2()
+	if err := json.Unmarshal([]byte(next(events2)), &ask); err != nil || ask.Method != "roots/list" {
+		t.Fatalf("request %+v %v", ask, err)
+	}
+	if got, want := next(events2), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool roots timed out after 300ms"}],"isError":true}}`; got != want {
+		t.Errorf("deadline:\n got %s\nwant %s", got, want)
+	}
+}

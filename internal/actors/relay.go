@@ -47,10 +47,13 @@ func (t *tables) relay(c *Call, out toolrun.Outcome, round int) toolrun.Outcome 
 		params := wire.LegacyInputParams(in.Method, in.Params, c.Request.Meta.ProtocolVersion)
 		res, err := c.Client.RequestClient(c.Ctx, in.Method, params)
 		if err != nil {
-			if cerr := c.Ctx.Err(); cerr != nil {
-				// The deadline, or the client gone: the tool's run says so.
-				return c.Tool.Call(c.Ctx, c.Request.Arguments)
+			if errors.Is(c.Ctx.Err(), context.DeadlineExceeded) {
+				// The tool's deadline passed while the client was asked:
+				// the one timeout answer, without running the tool again.
+				return c.Tool.DeadlineOutcome()
 			}
+			// The client answered with an error, or went away (then
+			// nobody reads this).
 			return relayFailure(fmt.Sprintf("the client did not answer %s: %v", in.Method, err))
 		}
 		if i > 0 {
