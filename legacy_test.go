@@ -26,6 +26,25 @@ var allVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 // It returns the status, the headers and the body.
 func legacyPost(t *testing.T, e *mcptest.Endpoint, version, body string) (int, http.Header, string) {
 	t.Helper()
+	return legacyRequest(t, e, version, body, nil)
+}
+
+// legacyRequest is legacyPost with extra headers.
+func legacyRequest(t *testing.T, e *mcptest.Endpoint, version, body string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	resp := legacySend(t, e, version, body, hdr)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// legacySend sends the request of legacyRequest and returns the response
+// unread, for a test that follows its stream.
+func legacySend(t *testing.T, e *mcptest.Endpoint, version, body string, hdr map[string]string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -35,16 +54,54 @@ func legacyPost(t *testing.T, e *mcptest.Endpoint, version, body string) (int, h
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	resp, err := e.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	return resp
+}
+
+// legacyStream sends a 2025-era request and follows its SSE answer: next
+// returns each event's data as it comes.
+func legacyStream(t *testing.T, e *mcptest.Endpoint, version, body string) (next func() string) {
+	t.Helper()
+	resp := legacySend(t, e, version, body, nil)
+	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
 	}
-	return resp.StatusCode, resp.Header, string(b)
+	events := sseEvents(resp.Body)
+	return func() string {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+			return ""
+		}
+	}
+}
+
+// exchange is one request of a 2025-era client and its exact answer.
+type exchange struct {
+	name, version, body string
+	status              int
+	want                string
+}
+
+// expectExchanges sends each exchange and compares the answer byte for
+// byte.
+func expectExchanges(t *testing.T, e *mcptest.Endpoint, xs []exchange) {
+	t.Helper()
+	for _, x := range xs {
+		if status, _, body := legacyPost(t, e, x.version, x.body); status != x.status || body != x.want {
+			t.Errorf("%s: %d %s\nwant %d %s", x.name, status, body, x.status, x.want)
+		}
+	}
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}`
@@ -131,35 +188,23 @@ func TestLegacyLifecycle(t *testing.T) {
 		}
 	}
 	// Results of the era: no resultType, no server _meta; errors as results.
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`)
-	if want := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"sum\":3}"}],"structuredContent":{"sum":3}}}`; status != 200 || body != want {
-		t.Errorf("typed tools/call: %d %s\nwant %s", status, body, want)
-	}
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"panic"}}`)
-	if want := `{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"Tool execution failed: internal error"}],"isError":true}}`; status != 200 || body != want {
-		t.Errorf("panicking tool: %d %s\nwant %s", status, body, want)
-	}
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bad_result"}}`)
-	if want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`; status != 200 || body != want {
-		t.Errorf("fault past the tool: %d %s\nwant %s", status, body, want)
-	}
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"short_deadline"}}`)
-	if want := `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"Tool short_deadline timed out after 50ms"}],"isError":true}}`; status != 200 || body != want {
-		t.Errorf("deadline: %d %s\nwant %s", status, body, want)
-	}
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}`)
-	if want := `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`; status != 200 || body != want {
-		t.Errorf("unknown tool: %d %s\nwant %s", status, body, want)
-	}
-	status, _, body = legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`)
-	if want := `{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: params must be an object"}}`; status != 200 || body != want {
-		t.Errorf("params not an object: %d %s\nwant 200 %s", status, body, want)
-	}
-	// A revision not served, in the header: 400 and -32022 naming them all.
-	status, _, body = legacyPost(t, e, "2025-03-26", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`)
-	if want := `{"jsonrpc":"2.0","id":10,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"2025-03-26"}}}`; status != 400 || body != want {
-		t.Errorf("2025-03-26: %d %s\nwant 400 %s", status, body, want)
-	}
+	expectExchanges(t, e, []exchange{
+		{"typed tools/call", "2025-11-25", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`,
+			200, `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"sum\":3}"}],"structuredContent":{"sum":3}}}`},
+		{"panicking tool", "2025-11-25", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"panic"}}`,
+			200, `{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"Tool execution failed: internal error"}],"isError":true}}`},
+		{"fault past the tool", "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bad_result"}}`,
+			200, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`},
+		{"deadline", "2025-11-25", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"short_deadline"}}`,
+			200, `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"Tool short_deadline timed out after 50ms"}],"isError":true}}`},
+		{"unknown tool", "2025-11-25", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}`,
+			200, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
+		{"params not an object", "2025-11-25", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`,
+			200, `{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: params must be an object"}}`},
+		// A revision not served, in the header: 400 and -32022 naming them all.
+		{"2025-03-26", "2025-03-26", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`,
+			400, `{"jsonrpc":"2.0","id":10,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"2025-03-26"}}}`},
+	})
 	// The 2026-07-28 path: server/discover lists every revision served.
 	rep := e.Send(t, mcptest.Call("server/discover", ""))
 	res := rep.ExpectResult(t, "1")
@@ -245,28 +290,7 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 	}
 	e := mcptest.Serve(t, srv, info)
 
-	req, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","_meta":{"progressToken":"p"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := e.HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("Content-Type %q", ct)
-	}
-	events := sseEvents(resp.Body)
-	next := func() string {
-		select {
-		case ev := <-events:
-			return ev
-		case <-time.After(10 * time.Second):
-			t.Fatal("no event")
-			return ""
-		}
-	}
+	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","_meta":{"progressToken":"p"}}}`)
 	if got, want := next(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"asking"}}`; got != want {
 		t.Errorf("progress 1:\n got %s\nwant %s", got, want)
 	}
@@ -296,30 +320,12 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 		t.Errorf("result:\n got %s\nwant %s", got, want)
 	}
 	// A request that does not accept a stream cannot be asked anything.
-	jsonOnly, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet"}}`))
-	jsonOnly.Header.Set("Content-Type", "application/json")
-	jsonOnly.Header.Set("Accept", "application/json")
-	jsonOnly.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if resp, err := e.HTTP.Do(jsonOnly); err != nil {
-		t.Fatal(err)
-	} else {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client cannot be asked for input: its request does not accept a text/event-stream answer."}],"isError":true}}`; resp.StatusCode != 200 || string(b) != want {
-			t.Errorf("JSON-only request: %d %s\nwant %s", resp.StatusCode, b, want)
-		}
+	status, _, body := legacyRequest(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet"}}`, map[string]string{"Accept": "application/json"})
+	if want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client cannot be asked for input: its request does not accept a text/event-stream answer."}],"isError":true}}`; status != 200 || body != want {
+		t.Errorf("JSON-only request: %d %s\nwant %s", status, body, want)
 	}
 	// A client that answers with an error ends the call with a tool error.
-	req2, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet"}}`))
-	req2.Header.Set("Content-Type", "application/json")
-	req2.Header.Set("Accept", "application/json, text/event-stream")
-	req2.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	resp2, err := e.HTTP.Do(req2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp2.Body.Close()
-	events = sseEvents(resp2.Body)
+	next = legacyStream(t, e, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet"}}`)
 	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
 		t.Fatal(err)
 	}
@@ -331,28 +337,6 @@ func TestLegacyProgressAndAsk(t *testing.T) {
 	if got, want := next(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"The tool needed input from the client, and the client did not answer elicitation/create: the client answered with an error (-32601 Method not found)."}],"isError":true}}`; got != want {
 		t.Errorf("error answer:\n got %s\nwant %s", got, want)
 	}
-}
-
-// legacyRequest is a POST of a 2025-era client with extra headers.
-func legacyRequest(t *testing.T, e *mcptest.Endpoint, version, body string, hdr map[string]string) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", version)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := e.HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
 }
 
 // TestLegacyAuth: a 2025-era request is authenticated as a 2026-07-28 one
@@ -448,46 +432,24 @@ func TestLegacyRootsAndDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := mcptest.Serve(t, srv, info)
-	call := func(id string) (<-chan string, func()) {
-		req, _ := http.NewRequest(http.MethodPost, e.URL, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"roots"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := e.HTTP.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sseEvents(resp.Body), func() { resp.Body.Close() }
-	}
-	next := func(events <-chan string) string {
-		select {
-		case ev := <-events:
-			return ev
-		case <-time.After(10 * time.Second):
-			t.Fatal("no event")
-			return ""
-		}
-	}
 	var ask struct {
 		ID     string `json:"id"`
 		Method string `json:"method"`
 	}
-	events, done := call("1")
-	defer done()
-	if err := json.Unmarshal([]byte(next(events)), &ask); err != nil || ask.Method != "roots/list" {
+	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots"}}`)
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "roots/list" {
 		t.Fatalf("request %+v %v", ask, err)
 	}
 	legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"roots":[{"uri":"file:///work"}]}}`)
-	if got, want := next(events), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"file:///work"}]}}`; got != want {
+	if got, want := next(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"file:///work"}]}}`; got != want {
 		t.Errorf("roots:\n got %s\nwant %s", got, want)
 	}
 	// Unanswered: the deadline answers.
-	events2, done2 := call("2")
-	defer done2()
-	if err := json.Unmarshal([]byte(next(events2)), &ask); err != nil || ask.Method != "roots/list" {
+	next = legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "roots/list" {
 		t.Fatalf("request %+v %v", ask, err)
 	}
-	if got, want := next(events2), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool roots timed out after 300ms"}],"isError":true}}`; got != want {
+	if got, want := next(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool roots timed out after 300ms"}],"isError":true}}`; got != want {
 		t.Errorf("deadline:\n got %s\nwant %s", got, want)
 	}
 }

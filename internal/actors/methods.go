@@ -300,36 +300,30 @@ func (t *tables) callTool(c *Call) Reply {
 // -32603 and records why.
 func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
 	r := out.Result
-	if legacy {
-		var meta wire.RawJSON
-		if len(r.Meta) > 0 {
-			b, err := wire.Marshal(r.Meta)
-			if err != nil {
-				panic(fmt.Errorf("encoding the tools/call result's _meta: %w", err))
-			}
-			meta = b
-		}
-		body, err := wire.AppendLegacyCallToolResult(make([]byte, 0, 160), r, meta)
-		if err != nil {
-			panic(fmt.Errorf("encoding the tools/call result: %w", err))
-		}
-		return Reply{Result: body, ToolError: out.Kind != toolrun.OutcomeOK || r.IsError}
+	var meta wire.RawJSON
+	if !legacy {
+		meta = t.serverMeta
 	}
-	meta := t.serverMeta
 	if len(r.Meta) > 0 {
-		// The tool's own _meta keys travel beside the server's.
+		// The tool's own _meta keys travel beside the server's (2025: alone).
 		merged := make(map[string]any, len(r.Meta)+1)
 		for k, v := range r.Meta {
 			merged[k] = v
 		}
-		merged[wire.MetaServerInfo] = t.serverInfo
+		if !legacy {
+			merged[wire.MetaServerInfo] = t.serverInfo
+		}
 		b, err := wire.Marshal(merged)
 		if err != nil {
 			panic(fmt.Errorf("encoding the tools/call result's _meta: %w", err))
 		}
 		meta = b
 	}
-	body, err := wire.AppendCallToolResult(make([]byte, 0, 192), r, meta)
+	encode := wire.AppendCallToolResult
+	if legacy {
+		encode = wire.AppendLegacyCallToolResult
+	}
+	body, err := encode(make([]byte, 0, 192), r, meta)
 	if err != nil {
 		panic(fmt.Errorf("encoding the tools/call result: %w", err))
 	}

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { steps } from './steps.mjs';
 
 const url = process.argv[2];
 if (!url) {
@@ -29,20 +30,7 @@ const cli = join(here, 'node_modules/@modelcontextprotocol/inspector/clients/lau
 // The Inspector keeps state under ~/.mcp-inspector: give it a throwaway HOME.
 const home = mkdtempSync(join(tmpdir(), 'wymcp-inspector-'));
 
-const label = 'inspector';
-let passed = 0;
-let failed = 0;
-async function step(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${label}: ${name}`);
-  } catch (err) {
-    failed++;
-    console.error(`FAIL ${label}: ${name}: ${err?.stack ?? err}`);
-    process.exitCode = 1;
-  }
-}
+const { step, summary } = steps('inspector');
 
 // inspect runs `mcp-inspector --cli <url> --transport http <args…> --format json`
 // and returns its exit code and the parsed JSON object it printed.
@@ -99,4 +87,4 @@ try {
   rmSync(home, { recursive: true, force: true });
 }
 
-console.log(`${label}: ${passed} passed, ${failed} failed`);
+summary();

@@ -38,28 +38,9 @@ if [ ! -x "$node22" ]; then
 	node22=node
 fi
 
-tmp="$(mktemp -d)"
-pid=""
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-(cd "$root" && go build -o "$tmp/wymcp" ./cmd/wymcp)
-"$tmp/wymcp" -addr 127.0.0.1:0 -versions 2026-07-28,2025-11-25,2025-06-18 >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-url=""
-for _ in $(seq 1 100); do
-	url="$(sed -n 's/^wymcp listening on //p' "$tmp/out")"
-	[ -n "$url" ] && break
-	sleep 0.1
-done
-if [ -z "$url" ]; then
-	echo "wymcp did not start:" >&2
-	cat "$tmp/err" >&2
-	exit 1
-fi
+# shellcheck source=../start-wymcp.sh
+. "$root/interop/start-wymcp.sh"
+start_wymcp -versions 2026-07-28,2025-11-25,2025-06-18
 
 status=0
 node sdk-v1.mjs "$url" || status=1
@@ -68,7 +49,7 @@ node sdk-v2.mjs "$url" || status=1
 
 if [ "$status" -ne 0 ]; then
 	echo "--- wymcp log (stderr) ---" >&2
-	tail -n 50 "$tmp/err" >&2
+	tail -n 50 "$wymcp_log" >&2
 	echo "legacy-clients: FAILED" >&2
 fi
 exit "$status"

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import assert from 'node:assert/strict';
+import { steps } from './steps.mjs';
 
 const url = process.argv[2];
 if (!url) {
@@ -18,20 +19,7 @@ if (!url) {
   process.exit(2);
 }
 
-const label = 'sdk v1';
-let passed = 0;
-let failed = 0;
-async function step(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${label}: ${name}`);
-  } catch (err) {
-    failed++;
-    console.error(`FAIL ${label}: ${name}: ${err?.stack ?? err}`);
-    process.exitCode = 1;
-  }
-}
+const { step, summary } = steps('sdk v1');
 
 // The client declares elicitation (form mode) so that ask_name may ask it.
 const client = new Client({ name: 'wymcp-interop-sdk-v1', version: '1.0.0' }, { capabilities: { elicitation: {} } });
@@ -118,4 +106,4 @@ await client.close();
 // option to change it. The 2025-06-18 negotiation is exercised by the SDK v2
 // script instead (supportedProtocolVersions).
 
-console.log(`${label}: ${passed} passed, ${failed} failed`);
+summary();

@@ -10,6 +10,7 @@
 // step asserts what it got; any mismatch exits non-zero.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import assert from 'node:assert/strict';
+import { steps } from './steps.mjs';
 
 const url = process.argv[2];
 if (!url) {
@@ -17,20 +18,7 @@ if (!url) {
   process.exit(2);
 }
 
-const label = 'sdk v2';
-let passed = 0;
-let failed = 0;
-async function step(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${label}: ${name}`);
-  } catch (err) {
-    failed++;
-    console.error(`FAIL ${label}: ${name}: ${err?.stack ?? err}`);
-    process.exitCode = 1;
-  }
-}
+const { step, summary } = steps('sdk v2');
 
 // Default options apart from the elicitation capability (which ask_name
 // needs): no versionNegotiation, no supportedProtocolVersions.
@@ -114,4 +102,4 @@ await step('2025-06-18: tools/list + tools/call echo', async () => {
 });
 
 await old.close();
-console.log(`${label}: ${passed} passed, ${failed} failed`);
+summary();
