@@ -453,3 +453,43 @@ func TestLegacyRootsAndDeadline(t *testing.T) {
 		t.Errorf("deadline:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestLegacyAnswerToAnotherReplica: the answer to a request a replica sent
+// its client, when it reaches another replica, is refused there, and the
+// call that asked ends at its deadline: never a hang, never a crossed
+// answer (docs/design.md §1a).
+func TestLegacyAnswerToAnotherReplica(t *testing.T) {
+	t.Parallel()
+	asks := tools.Must(tools.NewRaw("asks", "Asks a name.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+			var res protocol.ElicitResult
+			form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object"}`)}
+			if err := tools.Ask(ctx, tools.Elicit("name", form, &res)); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult(res.Action), nil
+		}, tools.WithDeadline(300*time.Millisecond)))
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	replica := func() *mcptest.Endpoint {
+		srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, asks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcptest.Serve(t, srv, info)
+	}
+	a, b := replica(), replica()
+	next := legacyStream(t, a, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
+	var ask struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := legacyPost(t, b, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"accept","content":{}}}`)
+	if status != 400 || !strings.Contains(body, `"id":null`) || !strings.Contains(body, "sent by another replica") {
+		t.Errorf("answer at the other replica: %d %s", status, body)
+	}
+	if got, want := next(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Tool asks timed out after 300ms"}],"isError":true}}`; got != want {
+		t.Errorf("the call that asked:\n got %s\nwant %s", got, want)
+	}
+}
