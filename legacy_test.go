@@ -493,3 +493,82 @@ func TestLegacyAnswerToAnotherReplica(t *testing.T) {
 		t.Errorf("the call that asked:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestLegacyAnswersCharged: the answers a 2025-era call holds across its
+// rounds are charged to the body budget until the call ends (docs/design.md
+// §1a, §3 stage 1): past the budget an answer is refused with 503, and once
+// the calls holding it end, it is given back.
+func TestLegacyAnswersCharged(t *testing.T) {
+	t.Parallel()
+	const maxBody = 1 << 20 // a budget of 64 MiB, the floor
+	form := protocol.ElicitRequest{Message: "?", RequestedSchema: json.RawMessage(`{"type":"object"}`)}
+	twice := tools.Must(tools.NewRaw("twice", "Asks twice.", []byte(`{"type":"object"}`),
+		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+			var a, b protocol.ElicitResult
+			if err := tools.Ask(ctx, tools.Elicit("a", form, &a)); err != nil {
+				return nil, err
+			}
+			if err := tools.Ask(ctx, tools.Elicit("b", form, &b)); err != nil {
+				return nil, err
+			}
+			return protocol.TextResult("ok"), nil
+		}, tools.WithDeadline(30*time.Second)))
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions, MaxBodyBytes: maxBody, MaxInFlight: 1000}, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mcptest.Serve(t, srv, info)
+	big := strings.Repeat("x", maxBody-512)
+	var ask struct {
+		ID string `json:"id"`
+	}
+	answer := func(next func() string) (int, http.Header, string) {
+		if err := json.Unmarshal([]byte(next()), &ask); err != nil {
+			t.Fatal(err)
+		}
+		return legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"accept","content":{"name":"`+big+`"}}}`)
+	}
+	var holding []func() string
+	refused := false
+	for range 80 {
+		next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice"}}`)
+		status, hdr, body := answer(next)
+		if status == 202 {
+			holding = append(holding, next)
+			continue
+		}
+		if status != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(body, `"code":-32603`) {
+			t.Fatalf("answer past the budget: %d %v %s", status, hdr, body)
+		}
+		refused = true
+		break
+	}
+	if !refused || len(holding) < 50 {
+		t.Fatalf("%d answers held, refused %v: want the 64 MiB budget to refuse one past about 60", len(holding), refused)
+	}
+	// The calls holding answers end (their second answer is small); then the
+	// budget has room again.
+	for _, next := range holding {
+		if err := json.Unmarshal([]byte(next()), &ask); err != nil {
+			t.Fatal(err)
+		}
+		legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"cancel"}}`)
+		if got := next(); !strings.Contains(got, `"text":"ok"`) {
+			t.Fatalf("call end: %s", got)
+		}
+	}
+	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice"}}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, _, body := answer(next)
+		if status == 202 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget was not given back: %d %s", status, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+		next = legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice"}}`)
+	}
+}

@@ -289,6 +289,11 @@ func (t *tables) callTool(c *Call) Reply {
 	case toolrun.OutcomeInputRequired:
 		return t.inputRequired(c, prev, out)
 	case toolrun.OutcomeBadInputResponse:
+		if legacy {
+			// The 2025 era's answers are the client's responses, not a
+			// request's inputResponses: the call ends as a tool error.
+			return t.callResult(legacy, relayFailure("the client's answer to "+out.BadMethod+" is not a valid result"))
+		}
 		return Reply{Err: wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+out.BadInput)}
 	}
 	return t.callResult(legacy, out)
@@ -300,6 +305,11 @@ func (t *tables) callTool(c *Call) Reply {
 // -32603 and records why.
 func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
 	r := out.Result
+	if legacy && r.StructuredContent != nil && !wire.LegacyStructured(r.StructuredContent) {
+		c := *r
+		c.StructuredContent = nil
+		r = &c
+	}
 	var meta wire.RawJSON
 	if !legacy {
 		meta = t.serverMeta

@@ -52,6 +52,9 @@ func (t *tables) relay(c *Call, out toolrun.Outcome, round int) toolrun.Outcome 
 				// the one timeout answer, without running the tool again.
 				return c.Tool.DeadlineOutcome()
 			}
+			if errors.Is(err, ErrAskingFull) {
+				return relayFailure(err.Error())
+			}
 			// The client answered with an error, or went away (then
 			// nobody reads this).
 			return relayFailure(fmt.Sprintf("the client did not answer %s: %v", in.Method, err))
@@ -80,6 +83,12 @@ func relayFailure(why string) toolrun.Outcome {
 	return toolrun.Outcome{Result: protocol.ErrorResult("The tool needed input from the client, and " + why + "."), Kind: toolrun.OutcomeToolError}
 }
 
-// ErrClientAnswer is the error of a client's answer that was a JSON-RPC
-// error: the tool cannot have what it asked for.
-var ErrClientAnswer = errors.New("the client answered with an error")
+// The errors of RequestClient that relay words itself.
+var (
+	// ErrClientAnswer: the client's answer was a JSON-RPC error; the tool
+	// cannot have what it asked for.
+	ErrClientAnswer = errors.New("the client answered with an error")
+	// ErrAskingFull: as many calls as the server lets wait for their
+	// clients' answers are waiting.
+	ErrAskingFull = errors.New("the server has too many calls waiting for their clients' answers; retry later")
+)

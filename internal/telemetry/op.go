@@ -237,7 +237,7 @@ func (op *Op) End(ctx context.Context, code wire.Code, toolError bool) {
 		attribute.String(keyNetProtoVersion, op.netVersion))
 	if op.version != "" {
 		v := op.version
-		if !wire.IsKnownVersion(v) {
+		if v != wire.Version && !op.o.versions.IsLegacy(v) {
 			v = otherValue
 		}
 		attrs = append(attrs, attribute.String(keyProtocolVersion, v))

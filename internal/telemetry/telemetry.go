@@ -26,6 +26,9 @@ const ScopeName = "github.com/wymcp/wymcp"
 // Observer records spans, metrics and fault logs for one server. It is safe
 // for concurrent use.
 type Observer struct {
+	// versions are the revisions served: the values mcp.protocol.version
+	// takes on metrics (any other is _OTHER).
+	versions   *wire.Versions
 	tracer     trace.Tracer
 	logger     *slog.Logger
 	propagator propagation.TextMapPropagator
@@ -59,6 +62,7 @@ func New(cfg *config.Server) *Observer {
 	logger := cfg.Logger
 	meter := mp.Meter(ScopeName)
 	o := &Observer{
+		versions:   cfg.Versions,
 		tracer:     tp.Tracer(ScopeName),
 		logger:     logger,
 		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),

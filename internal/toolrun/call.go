@@ -82,8 +82,9 @@ type Outcome struct {
 	// the server seals it into the requestState.
 	Carry Carried
 	// BadInput describes the answer of an OutcomeBadInputResponse, for the
-	// client: which key, what it should have been.
-	BadInput string
+	// client: which key, what it should have been; BadMethod is the method
+	// of the request the answer answers.
+	BadInput, BadMethod string
 }
 
 // Fault is a contained panic: the value and the full stack, taken by
@@ -247,7 +248,7 @@ func (r *Round) outcome(asked bool) (Outcome, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bad != nil {
-		return Outcome{Kind: OutcomeBadInputResponse, BadInput: fmt.Sprintf("inputResponses[%q] is not a valid %s result", r.bad.key, r.bad.method)}, true
+		return Outcome{Kind: OutcomeBadInputResponse, BadInput: fmt.Sprintf("inputResponses[%q] is not a valid %s result", r.bad.key, r.bad.method), BadMethod: r.bad.method}, true
 	}
 	if asked && len(r.pending) > 0 {
 		return Outcome{Kind: OutcomeInputRequired, Inputs: slices.Clone(r.pending), Carry: r.carry()}, true

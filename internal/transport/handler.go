@@ -28,6 +28,10 @@ type Handler struct {
 	// 2025-era clients that await their answers (legacy.go).
 	versions *wire.Versions
 	pending  pendingRequests
+	// asking counts the calls waiting for a 2025-era client's answer,
+	// bounded by maxAsking (legacy.go).
+	asking    atomic.Int64
+	maxAsking int64
 	// bodyLimit bounds the bytes of body buffers held at once by the
 	// requests being read, bodyHeld (body.go).
 	bodyLimit   int64
@@ -58,6 +62,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		obs:         obs,
 		tools:       cfg.Tools,
 		versions:    cfg.Versions,
+		maxAsking:   askingBound(cfg.MaxInFlight),
 		maxBody:     cfg.MaxBodyBytes,
 		bodyLimit:   bodyBudget(cfg.MaxBodyBytes),
 		maxInFlight: cfg.MaxInFlight,
@@ -182,7 +187,7 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	}
 	// Stage 5: the protocol fields.
 	if legacy {
-		if rej := h.checkLegacyFields(req, reqErr, &msg, ref, op); rej != nil {
+		if rej := h.checkLegacyFields(r, req, reqErr, &msg, ref, op); rej != nil {
 			h.writeRejection(w, r, op, id, rej)
 			return
 		}

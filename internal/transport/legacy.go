@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/wymcp/wymcp/internal/actors"
 	"github.com/wymcp/wymcp/internal/caller"
+	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/wire"
 )
@@ -24,15 +23,24 @@ import (
 
 // checkLegacyFields is stage 5 for a 2025-era request: its revision is
 // known by now (wire.LegacyVersion). What remains is its params (err, from
-// ParseLegacyRequest) and an initialize's, each -32602; a 2025 request
-// carries none of the 2026-07-28 headers and declares no capabilities.
-// JSON-RPC errors of the era are HTTP 200, as its servers answer them.
-func (h *Handler) checkLegacyFields(req *wire.Request, err *wire.Error, msg *wire.Message, ref toolRef, op *telemetry.Op) *rejection {
+// ParseLegacyRequest) and an initialize's, each -32602 with HTTP 200, as
+// the era's servers answer them; and the 2026-07-28 mirror headers, which a
+// 2025 request need not carry but may not contradict (-32020, 400, as in
+// 2026-07-28: a gateway in front may route on them). A 2025 request
+// declares no capabilities.
+func (h *Handler) checkLegacyFields(r *http.Request, req *wire.Request, err *wire.Error, msg *wire.Message, ref toolRef, op *telemetry.Op) *rejection {
 	if err == nil && req.Method == wire.MethodInitialize {
 		err = wire.CheckInitialize(msg.Params)
 	}
 	if err != nil {
 		return reject(StageProtocol, http.StatusOK, err)
+	}
+	var params []wire.HeaderParam
+	if ref.tool != nil {
+		params = ref.tool.HeaderParams()
+	}
+	if perr := wire.CheckLegacyHeaders(r.Header, req, params); perr != nil {
+		return reject(StageProtocol, http.StatusBadRequest, perr)
 	}
 	if ref.tool != nil {
 		op.SetTool(ref.name)
@@ -59,27 +67,38 @@ func methodNotFound(legacy bool) *rejection {
 // random, so that no client can answer another's request; the answer must
 // also come from the caller the call's request came from.
 type pendingRequests struct {
-	mu   sync.Mutex
-	m    map[string]*pendingRequest
-	next atomic.Uint64
+	mu sync.Mutex
+	m  map[string]*pendingRequest // by the id's string value
 }
 
 type pendingRequest struct {
 	subject string
-	answer  chan wire.Response // buffered: delivery never blocks
+	// answer holds the delivered answer, with the bytes of the body budget
+	// charged for it: buffered, and sent to under mu, so that once the
+	// request is removed it holds an answer or never will (RequestClient
+	// takes the charge either way).
+	answer chan heldAnswer
 }
 
-// add registers a request of the caller subject and returns its id.
+// heldAnswer is a client's answer kept past its POST, and what it is
+// charged to the body budget until its call ends (responder.close).
+type heldAnswer struct {
+	wire.Response
+	charged int64
+}
+
+// add registers a request of the caller subject and returns its id: random,
+// so that it says nothing of the server either.
 func (p *pendingRequests) add(subject string) (id string, pr *pendingRequest) {
-	var b [12]byte
+	var b [16]byte
 	_, _ = rand.Read(b[:])
-	id = "wymcp-" + strconv.FormatUint(p.next.Add(1), 10) + "-" + base64.RawURLEncoding.EncodeToString(b[:])
-	pr = &pendingRequest{subject: subject, answer: make(chan wire.Response, 1)}
+	id = "wymcp-" + base64.RawURLEncoding.EncodeToString(b[:])
+	pr = &pendingRequest{subject: subject, answer: make(chan heldAnswer, 1)}
 	p.mu.Lock()
 	if p.m == nil {
 		p.m = map[string]*pendingRequest{}
 	}
-	p.m[strconv.Quote(id)] = pr
+	p.m[id] = pr
 	p.mu.Unlock()
 	return id, pr
 }
@@ -87,25 +106,26 @@ func (p *pendingRequests) add(subject string) (id string, pr *pendingRequest) {
 // remove forgets the request with id.
 func (p *pendingRequests) remove(id string) {
 	p.mu.Lock()
-	delete(p.m, strconv.Quote(id))
+	delete(p.m, id)
 	p.mu.Unlock()
 }
 
-// deliver hands r to the request it answers, if this server awaits it from
+// deliver hands a to the request it answers, if this server awaits it from
 // subject, and reports whether it did.
-func (p *pendingRequests) deliver(r wire.Response, subject string) bool {
-	p.mu.Lock()
-	pr := p.m[r.ID.JSON()]
-	if pr != nil && pr.subject == subject {
-		delete(p.m, r.ID.JSON())
-	} else {
-		pr = nil
-	}
-	p.mu.Unlock()
-	if pr == nil {
+func (p *pendingRequests) deliver(a heldAnswer, subject string) bool {
+	// By value: the client may write the id with escapes of its own.
+	id, ok := strictjson.Unquote(wire.RawJSON(a.ID.JSON()))
+	if !ok {
 		return false
 	}
-	pr.answer <- r
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.m[id]
+	if pr == nil || pr.subject != subject {
+		return false
+	}
+	delete(p.m, id)
+	pr.answer <- a
 	return true
 }
 
@@ -126,6 +146,11 @@ func (h *Handler) serveResponse(w http.ResponseWriter, r *http.Request, in *inbo
 		h.writeRejection(w, r, nil, wire.ID{}, reject(StageParse, http.StatusBadRequest, perr))
 		return
 	}
+	// The 2025 transport checks MCP-Protocol-Version on every POST.
+	if v := r.Header.Get(wire.HeaderProtocolVersion); v != "" && !h.versions.IsLegacy(v) && v != wire.Version {
+		h.writeRejection(w, r, nil, wire.ID{}, reject(StageProtocol, http.StatusBadRequest, h.versions.Unsupported(v)))
+		return
+	}
 	ctx := r.Context()
 	if h.auth != nil {
 		x := new(exchange)
@@ -137,14 +162,26 @@ func (h *Handler) serveResponse(w http.ResponseWriter, r *http.Request, in *inbo
 			x.op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		} else if rej != nil {
-			h.writeRejection(w, r, &x.op, resp.ID, rej)
+			// id null, as for every refusal of an answer: the id is one of
+			// this server's own requests.
+			h.writeRejection(w, r, &x.op, wire.ID{}, rej)
 			return
 		}
 		x.op.End(ctx, 0, false)
 	}
-	// The answer outlives this request, whose body buffer is reused.
-	resp.Result, resp.Error = bytes.Clone(resp.Result), bytes.Clone(resp.Error)
-	if !h.pending.deliver(resp, caller.Subject(ctx)) {
+	// The answer outlives this request, whose body buffer is reused, and
+	// may be held by its call until the call ends: it is charged to the
+	// body budget as the bodies being read are (docs/design.md §3 stage 1),
+	// so that answers held by waiting calls cannot grow memory without bound.
+	held := heldAnswer{Response: resp, charged: int64(len(resp.Result) + len(resp.Error))}
+	if h.bodyHeld.Add(held.charged) > h.bodyLimit {
+		h.bodyHeld.Add(-held.charged)
+		h.writeRejection(w, r, nil, wire.ID{}, rejBodyBudget)
+		return
+	}
+	held.Result, held.Error = bytes.Clone(resp.Result), bytes.Clone(resp.Error)
+	if !h.pending.deliver(held, caller.Subject(ctx)) {
+		h.bodyHeld.Add(-held.charged)
 		// id null: the id is one of this server's own requests, not a
 		// request of the client's that this answers.
 		h.writeRejection(w, r, nil, wire.ID{}, rejUnawaited)
@@ -152,6 +189,17 @@ func (h *Handler) serveResponse(w http.ResponseWriter, r *http.Request, in *inbo
 	}
 	h.closeIfDraining(w.Header())
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// askingBound is how many calls may wait for their 2025-era clients'
+// answers at once: half the in-flight bound, so that calls whose clients
+// never answer, which hold their places until their deadlines, cannot take
+// every place (2048 when the in-flight bound is off).
+func askingBound(maxInFlight int64) int64 {
+	if maxInFlight <= 0 {
+		return 2048
+	}
+	return max(maxInFlight/2, 1)
 }
 
 var _ actors.ClientRequester = (*responder)(nil)
@@ -163,8 +211,21 @@ var errStreamOver = errors.New("the call's stream has ended")
 // it starts if the call has not streamed yet, and waits for the answer the
 // client POSTs back (serveResponse), or for ctx.
 func (p *responder) RequestClient(ctx context.Context, method string, params wire.RawJSON) (wire.RawJSON, error) {
+	if p.h.asking.Add(1) > p.h.maxAsking {
+		p.h.asking.Add(-1)
+		return nil, actors.ErrAskingFull
+	}
+	defer p.h.asking.Add(-1)
 	id, pr := p.h.pending.add(caller.Subject(ctx))
-	defer p.h.pending.remove(id)
+	defer func() {
+		p.h.pending.remove(id)
+		// An answer delivered as ctx ended is this call's to release.
+		select {
+		case a := <-pr.answer:
+			p.hold(a.charged)
+		default:
+		}
+	}()
 	msg, err := wire.Marshal(struct {
 		JSONRPC string       `json:"jsonrpc"`
 		ID      string       `json:"id"`
@@ -187,6 +248,7 @@ func (p *responder) RequestClient(ctx context.Context, method string, params wir
 	p.mu.Unlock()
 	select {
 	case r := <-pr.answer:
+		p.hold(r.charged)
 		if r.Error != nil {
 			var e struct {
 				Code    int    `json:"code"`
@@ -199,4 +261,18 @@ func (p *responder) RequestClient(ctx context.Context, method string, params wir
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// hold keeps n bytes of the body budget charged until the call ends: the
+// answers the call was given, which its rounds carry.
+func (p *responder) hold(n int64) {
+	p.mu.Lock()
+	if p.closed {
+		// The handler has returned (a client gone): nothing will release it.
+		p.mu.Unlock()
+		p.h.bodyHeld.Add(-n)
+		return
+	}
+	p.charged += n
+	p.mu.Unlock()
 }

@@ -24,6 +24,11 @@ type responder struct {
 
 	mu   sync.Mutex
 	over bool // an answer was written, or the handler is returning
+	// charged are the bytes of the body budget that the client's answers
+	// given to this call hold (legacy.go), released by close; closed is set
+	// by close, after which hold releases at once.
+	charged int64
+	closed  bool
 }
 
 // progress writes one notifications/progress frame for token, if the
@@ -93,9 +98,15 @@ func (p *responder) WriteLate(r actors.Reply) {
 	})
 }
 
-// close ends the responder: from now on nothing is written.
+// close ends the responder: from now on nothing is written, and what the
+// call held of the body budget is given back.
 func (p *responder) close() {
 	p.mu.Lock()
-	p.over = true
+	p.over, p.closed = true, true
+	charged := p.charged
+	p.charged = 0
 	p.mu.Unlock()
+	if charged != 0 {
+		p.h.bodyHeld.Add(-charged)
+	}
 }

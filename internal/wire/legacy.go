@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"net/textproto"
+
 	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/protocol"
 )
@@ -83,6 +85,9 @@ func ParseLegacyRequest(m Message, version string) (*Request, *Error) {
 	}
 	r.Meta.ProtocolVersion = version
 	r.Meta.ClientCapabilities = LegacyCapabilities
+	if f.meta.present() && !f.metaObject {
+		return nil, metaError("params._meta must be an object")
+	}
 	if f.metaObject {
 		w := &f.m
 		var ok bool
@@ -158,6 +163,21 @@ func AppendInitializeResult(dst []byte, version string, info protocol.Implementa
 	return append(dst, '}'), nil
 }
 
+// LegacyStructured reports whether a result's structuredContent may go to a
+// client of the 2025 era, whose revisions type it as an object: a value
+// of another kind is left out (the content blocks still carry it).
+func LegacyStructured(v any) bool {
+	raw, ok := v.(RawJSON)
+	if !ok {
+		b, err := Marshal(v)
+		if err != nil {
+			return true // the encoder's error is the answer's
+		}
+		raw = b
+	}
+	return kindOf(raw) == '{'
+}
+
 // LegacyTool is t as tools/list shows it to a client of the 2025 revision
 // version: 2025-06-18 knows no icons; neither revision knows an output
 // schema whose root is not an object, which is left out (the tool's
@@ -214,3 +234,40 @@ func ParseResponse(s *Scratch, body []byte) (Response, *Error) {
 }
 
 var errBadResponse = Errorf(CodeInvalidRequest, "Invalid Request: a response has an id and exactly one of result and error (an object)")
+
+// CheckLegacyHeaders applies the 2026-07-28 mirror headers to a 2025-era
+// request when it carries them: a 2025 client sends none, but a gateway in
+// front may route or authorize on Mcp-Method, Mcp-Name and Mcp-Param-*, so
+// one that disagrees with the body is refused (-32020) in both eras, and
+// the body is never served under another request's name. An absent header
+// is not required.
+func CheckLegacyHeaders(h Header, r *Request, params []HeaderParam) *Error {
+	v, err := single(h, HeaderMethod)
+	if err != nil {
+		return err
+	}
+	if v != "" && v != r.Method {
+		return headerError("the Mcp-Method header does not match the request method")
+	}
+	if body, ok := nameBearer(r); ok {
+		if v, err = single(h, HeaderName); err != nil {
+			return err
+		}
+		if v != "" {
+			got, ok := DecodeHeaderValue(v)
+			if !ok {
+				return headerError("the Mcp-Name header has an invalid Base64 value")
+			}
+			if got != body {
+				return headerError("the Mcp-Name header does not match the request body")
+			}
+		}
+	}
+	var present []HeaderParam
+	for _, p := range params {
+		if _, ok := h[textproto.CanonicalMIMEHeaderKey(HeaderParamPrefix+p.Name)]; ok {
+			present = append(present, p)
+		}
+	}
+	return CheckParamHeaders(h, present, r.Arguments)
+}

@@ -22,9 +22,8 @@ const (
 // which a server lists what it serves.
 var known = [...]string{Version, Version20251125, Version20250618}
 
-// IsKnownVersion reports whether v is a revision wymcp can serve: the
-// values a metric attribute may take (others are recorded as _OTHER).
-func IsKnownVersion(v string) bool { return slices.Contains(known[:], v) }
+// isKnown reports whether v is a revision wymcp can serve.
+func isKnown(v string) bool { return slices.Contains(known[:], v) }
 
 // Versions is what one server serves: 2026-07-28, and the 2025 revisions
 // its operator listed. The zero value (and nil) serves 2026-07-28 alone, the
@@ -45,7 +44,7 @@ func NewVersions(vs []string) (*Versions, error) {
 		return nil, fmt.Errorf("the versions served must include %s (got %q)", Version, vs)
 	}
 	for i, v := range vs {
-		if !IsKnownVersion(v) {
+		if !isKnown(v) {
 			return nil, fmt.Errorf("unknown protocol revision %q (known: %q)", v, known)
 		}
 		if slices.Contains(vs[:i], v) {
