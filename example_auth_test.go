@@ -21,9 +21,16 @@ import (
 // introspection) and the metadata endpoint.
 func ExampleAuthenticatorFunc() {
 	apiKey := wymcp.AuthenticatorFunc(func(ctx context.Context, r *http.Request) (*wymcp.Principal, error) {
+		if r.URL.Query().Has("api_key") {
+			return nil, &wymcp.AuthError{Code: wymcp.AuthInvalidRequest, Description: "send the API key in the Authorization header"}
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			return nil, &wymcp.AuthError{Code: wymcp.AuthNoToken}
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte("key-for-bob")) == 1 {
+			// A key the authenticator knows to be suspended for reading.
+			return nil, &wymcp.AuthError{Code: wymcp.AuthInsufficientScope, Scopes: []string{"notes:read"}, Description: "this key may not read notes"}
 		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte("key-for-ada")) != 1 {
 			return nil, &wymcp.AuthError{Code: wymcp.AuthInvalidToken, Description: "unknown API key"}
@@ -47,7 +54,7 @@ func ExampleAuthenticatorFunc() {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
-	for _, key := range []string{"", "wrong", "key-for-ada"} {
+	for _, key := range []string{"", "wrong", "key-for-bob", "key-for-ada"} {
 		status, challenge, body := exampleAuthCall(ts.URL, key)
 		if status != 200 {
 			fmt.Println(status, challenge)
@@ -55,10 +62,14 @@ func ExampleAuthenticatorFunc() {
 		}
 		fmt.Println(status, body)
 	}
+	status, challenge, _ := exampleAuthCall(ts.URL+"?api_key=key-for-ada", "")
+	fmt.Println(status, challenge)
 	// Output:
 	// 401 Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"
 	// 401 Bearer error="invalid_token", error_description="unknown API key", resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"
+	// 403 Bearer error="insufficient_scope", error_description="this key may not read notes", resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:read"
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"notes of ada\""}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"notes","version":"1.0.0"}}}}
+	// 400 Bearer error="invalid_request", error_description="send the API key in the Authorization header", resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"
 }
 
 // exampleAuthCall calls the notes tool with key as the bearer token ("" for

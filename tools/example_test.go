@@ -3,17 +3,13 @@ package tools_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
 
-	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -35,7 +31,7 @@ func ExampleNew() {
 		tools.WithTitle("Add"),
 		tools.WithAnnotations(protocol.ToolAnnotations{ReadOnlyHint: ptr(true)})))
 
-	url, stop := serve(add)
+	url, stop := mcptest.ServeExample(add)
 	defer stop()
 	fmt.Println(call(url, "add", `{"a":2,"b":3}`))
 	fmt.Println(call(url, "add", `{"a":2}`))
@@ -63,7 +59,7 @@ func ExampleNewRaw() {
 			return protocol.TextResult(strings.ToUpper(in.Text)), nil
 		}, tools.WithDeadline(5*time.Second)))
 
-	url, stop := serve(shout)
+	url, stop := mcptest.ServeExample(shout)
 	defer stop()
 	fmt.Println(call(url, "shout", `{"text":"hello"}`))
 	fmt.Println(call(url, "shout", `{"text":7}`))
@@ -93,7 +89,7 @@ func ExampleAsk() {
 			return protocol.TextResult("Hello!"), nil
 		}))
 
-	url, stop := serve(greet)
+	url, stop := mcptest.ServeExample(greet)
 	defer stop()
 	fmt.Println(call(url, "greet", `{}`))
 	// Output:
@@ -125,7 +121,7 @@ func ExampleWithOutputSchema() {
 		tools.WithIcons(protocol.Icon{Src: "https://example.com/stats.svg", MimeType: "image/svg+xml"}),
 		tools.WithMeta(map[string]any{"com.example/team": "text"})))
 
-	url, stop := serve(stats)
+	url, stop := mcptest.ServeExample(stats)
 	defer stop()
 	fmt.Println(call(url, "stats", `{"text":"one two three"}`))
 	fmt.Println(call(url, "stats", `{"text":""}`))
@@ -134,56 +130,14 @@ func ExampleWithOutputSchema() {
 	// {"content":[{"type":"text","text":"Tool stats returned structured content that does not match its output schema: at '/words': got 0, want at least 1"}],"isError":true}
 }
 
-// serve runs ts on a loopback httptest server; stop ends both.
-func serve(ts ...*tools.Tool) (url string, stop func()) {
-	srv, err := wymcp.New(protocol.Implementation{Name: "example", Version: "1.0.0"}, nil, ts...)
-	if err != nil {
-		log.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	return hs.URL, func() {
-		hs.Close()
-		_ = srv.Shutdown(context.Background())
-	}
-}
-
-// call sends one tools/call with the headers MCP 2026-07-28 requires and
-// returns the result without its _meta and resultType, which every result
-// carries.
+// call calls tool with args and returns its result, without the _meta and
+// resultType every result carries.
 func call(url, tool, args string) string {
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	res, err := mcptest.CallResult(url, tool, args)
 	if err != nil {
 		log.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var answer struct {
-		Result map[string]jsontext.Value `json:"result"`
-	}
-	if err := json.Unmarshal(b, &answer); err != nil {
-		log.Fatal(err)
-	}
-	delete(answer.Result, "_meta")
-	delete(answer.Result, "resultType")
-	out, err := json.Marshal(answer.Result, json.Deterministic(true))
-	if err != nil {
-		log.Fatal(err)
-	}
-	return string(out)
+	return res
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,8 +1,9 @@
 // Package mcptest is the client side of wymcp's tests: it builds requests
 // as a 2026-07-28 client sends them, sends them to a server under test, and
 // asserts on the answers (status, headers, JSON-RPC code, id, result). The
-// root package's tests, cmd/wymcp's and the soak driver share it, so that
-// every test speaks to the server the same way.
+// root package's tests, cmd/wymcp's, the soak driver and the public
+// packages' runnable examples (example.go) share it, so that every test
+// speaks to the server the same way.
 package mcptest
 
 import (
