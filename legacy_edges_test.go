@@ -13,6 +13,7 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
+// askingTool asks the user's name once and answers the action taken.
 func askingTool(deadline time.Duration) *tools.Tool {
 	form := protocol.ElicitRequest{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}
 	return tools.Must(tools.NewRaw("asks", "Asks a name.", []byte(`{"type":"object"}`),
@@ -23,6 +24,39 @@ func askingTool(deadline time.Duration) *tools.Tool {
 			}
 			return protocol.TextResult(res.Action), nil
 		}, tools.WithDeadline(deadline)))
+}
+
+// askingServer serves askingTool in both eras, with opts (nil: none).
+func askingServer(t *testing.T, deadline time.Duration, opts *wymcp.Options) (*wymcp.Server, *mcptest.Endpoint) {
+	t.Helper()
+	if opts == nil {
+		opts = &wymcp.Options{}
+	}
+	opts.Versions = allVersions
+	info := protocol.Implementation{Name: "s", Version: "1"}
+	srv, err := wymcp.New(info, opts, askingTool(deadline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, mcptest.Serve(t, srv, info)
+}
+
+// serverRequest is a request the server sent its client on a call's
+// stream.
+type serverRequest struct {
+	ID     string          `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// requestOf reads an event of a call's stream as the server's request.
+func requestOf(t *testing.T, event string) serverRequest {
+	t.Helper()
+	var r serverRequest
+	if err := json.Unmarshal([]byte(event), &r); err != nil || r.Method == "" {
+		t.Fatalf("not a request of the server's: %s (%v)", event, err)
+	}
+	return r
 }
 
 // TestLegacyCrossCallerAnswer: with auth, another caller
@@ -70,19 +104,9 @@ func TestLegacyAnswerRejectionIDs(t *testing.T) {
 // about params.inputResponses, a 2026-07-28 member its revision lacks.
 func TestLegacyBadAnswerWording(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, askingTool(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	_, e := askingServer(t, 5*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	if status, _, _ := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"maybe"}}`); status != 202 {
 		t.Fatalf("answer %d", status)
 	}
@@ -131,19 +155,9 @@ func TestLegacyOddInputs(t *testing.T) {
 // string id written with an escape answers the request.
 func TestLegacyAnswerIDByValue(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, askingTool(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	_, e := askingServer(t, 2*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	escaped := `"\u0077` + ask.ID[1:] + `"` // "w" as \u0077: the same JSON string
 	status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+escaped+`,"result":{"action":"decline"}}`)
 	if status != 202 {
@@ -156,19 +170,9 @@ func TestLegacyAnswerIDByValue(t *testing.T) {
 // (the 2025 transport: a server MUST answer 400 to an unsupported one).
 func TestLegacyAnswerVersionHeader(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, askingTool(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	_, e := askingServer(t, 2*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	status, _, body := legacyPost(t, e, "1999-01-01", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"decline"}}`)
 	if status != 400 {
 		t.Errorf("answer under MCP-Protocol-Version 1999-01-01: %d %q (want 400)", status, body)
@@ -179,19 +183,9 @@ func TestLegacyAnswerVersionHeader(t *testing.T) {
 // in-flight place, so calls that ask cannot lock out their own answers.
 func TestLegacyAnswerWithInFlightFull(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions, MaxInFlight: 1}, askingTool(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	_, e := askingServer(t, 5*time.Second, &wymcp.Options{MaxInFlight: 1})
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"ping"}`); status != 503 {
 		t.Errorf("ping with the one place taken: %d %s", status, body)
 	}
@@ -212,12 +206,7 @@ func TestLegacyAnswerWithInFlightFull(t *testing.T) {
 func TestLegacyAskingBound(t *testing.T) {
 	t.Parallel()
 	const places = 4
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions, MaxInFlight: places}, askingTool(3*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	_, e := askingServer(t, 3*time.Second, &wymcp.Options{MaxInFlight: places})
 	// 2026-07-28: the same tool holds no place.
 	for range places * 2 {
 		rep := e.Send(t, mcptest.ToolCall("asks", `{}`).WithCapabilities(`{"elicitation":{}}`))
@@ -268,19 +257,9 @@ func TestLegacyStructuredNotObject(t *testing.T) {
 // stream, in its era's shape; the late answer is then refused.
 func TestLegacyCutWhileAsking(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, askingTool(30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	srv, e := askingServer(t, 30*time.Second, nil)
 	next := legacyStream(t, e, "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"asks","_meta":{"progressToken":"p"}}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
@@ -297,19 +276,9 @@ func TestLegacyCutWhileAsking(t *testing.T) {
 // finishes instead of waiting for the cut.
 func TestLegacyAnswerDuringShutdown(t *testing.T) {
 	t.Parallel()
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, askingTool(30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := mcptest.Serve(t, srv, info)
+	srv, e := askingServer(t, 30*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"asks"}}`)
-	var ask struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(next()), &ask); err != nil {
-		t.Fatal(err)
-	}
+	ask := requestOf(t, next())
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
