@@ -201,6 +201,9 @@ func TestLegacyLifecycle(t *testing.T) {
 			200, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
 		{"params not an object", "2025-11-25", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`,
 			200, `{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: params must be an object"}}`},
+		// No header and no _meta: the 2025 transport's 2025-03-26, not served.
+		{"no MCP-Protocol-Version", "", `{"jsonrpc":"2.0","id":12,"method":"tools/list"}`,
+			400, `{"jsonrpc":"2.0","id":12,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":""}}}`},
 		// A revision not served, in the header: 400 and -32022 naming them all.
 		{"2025-03-26", "2025-03-26", `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`,
 			400, `{"jsonrpc":"2.0","id":10,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"2025-03-26"}}}`},

@@ -180,14 +180,19 @@ var (
 // MCP-Protocol-Version header once it has initialized: when that header
 // names a revision the server does not serve, the client is told so with
 // -32022 naming the supported ones (as a legacy initialize is), rather
-// than -32602 about a `_meta` it never knew to send. Any other refusal,
-// and one without that header or naming a served revision, is err.
+// than -32602 about a `_meta` it never knew to send. When the server serves
+// the 2025 era, a request with neither is such a client's too (the 2025
+// transport has a server assume 2025-03-26, which is not served): -32022,
+// naming no revision. Any other refusal is err.
 func LegacyRequest(err *Error, h Header, vs *Versions) *Error {
 	if err != errNoMeta && err != errNoMetaVersion {
 		return err
 	}
 	v, herr := single(h, HeaderProtocolVersion)
-	if herr != nil || v == "" || v == Version {
+	switch {
+	case herr != nil || v == Version:
+		return err
+	case v == "" && !vs.ServesLegacy():
 		return err
 	}
 	return vs.Unsupported(v)
