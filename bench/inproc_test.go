@@ -79,6 +79,44 @@ func BenchmarkWymcp(b *testing.B) {
 
 // BenchmarkWymcpParallel runs tools/call from GOMAXPROCS goroutines, as a
 // loaded server does (the actor hand-offs are then contended).
+// BenchmarkEras is tools/call echo on a server serving both eras
+// (Options.Versions): a 2026-07-28 request, and a 2025-11-25 client's
+// (no _meta, no Mcp-* headers), side by side.
+func BenchmarkEras(b *testing.B) {
+	srv, err := wymcp.New(protocol.Implementation{Name: "echo-wymcp", Version: "1.0.0"},
+		&wymcp.Options{Versions: []string{"2026-07-28", "2025-11-25", "2025-06-18"}}, echotool.New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	legacy := func() (*http.Request, func()) {
+		r, rewind := inproc.Request("tools/call", "echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
+		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		r.Header.Del("Mcp-Method")
+		r.Header.Del("Mcp-Name")
+		return r, rewind
+	}
+	for _, era := range []struct {
+		name    string
+		request func() (*http.Request, func())
+	}{
+		{"2026-07-28", func() (*http.Request, func()) { return inproc.Request("tools/call", "echo", loadgen.BodyM) }},
+		{"2025-11-25", legacy},
+	} {
+		b.Run(era.name, func(b *testing.B) {
+			r, rewind := era.request()
+			w := inproc.NewSink()
+			b.ReportAllocs()
+			for b.Loop() {
+				rewind()
+				w.Reset()
+				srv.ServeHTTP(w, r)
+			}
+			check(b, mcpReq{method: "tools/call", expect: `"text":"hello"`}, w)
+		})
+	}
+}
+
 func BenchmarkWymcpParallel(b *testing.B) { parallel(b, newServer(b).ServeHTTP) }
 
 // parallel runs tools/call through serve from GOMAXPROCS goroutines.

@@ -27,9 +27,6 @@ type Call struct {
 	// requester's goroutine, which cannot return it from Ask before the
 	// tool returns. The HTTP edge writes it.
 	Late LateWriter
-	// Client, when set, sends a 2025-era call's requests to its client on
-	// the call's stream (relay.go); nil when the client cannot be asked.
-	Client ClientRequester
 
 	// The reply: claimed once (settled), then published under mu, which
 	// also guards wake, made only for a requester that has to wait.
@@ -44,6 +41,11 @@ type Call struct {
 	prev, next *Call
 	watched    bool
 	shard      uint8
+	// AskClient reports that Late, the HTTP edge's writer, can also send a
+	// 2025-era call's requests to its client on the call's stream
+	// (relay.go). A flag beside the watchdog's, not another field of
+	// interface type: a Call lives in every request's one allocation.
+	AskClient bool
 }
 
 // LateWriter is the HTTP edge's writer of a reply that Ask cannot return

@@ -35,7 +35,8 @@ const maxRelayRounds = 32
 // outcome of the tool run again with the answers. round counts the rounds
 // run so far.
 func (t *tables) relay(c *Call, out toolrun.Outcome, round int) toolrun.Outcome {
-	if c.Client == nil {
+	client, ok := c.Late.(ClientRequester)
+	if !c.AskClient || !ok {
 		return relayFailure("the client cannot be asked for input: its request does not accept a text/event-stream answer")
 	}
 	if round > maxRelayRounds {
@@ -45,7 +46,7 @@ func (t *tables) relay(c *Call, out toolrun.Outcome, round int) toolrun.Outcome 
 	responses = append(responses, '{')
 	for i, in := range out.Inputs {
 		params := wire.LegacyInputParams(in.Method, in.Params, c.Request.Meta.ProtocolVersion)
-		res, err := c.Client.RequestClient(c.Ctx, in.Method, params)
+		res, err := client.RequestClient(c.Ctx, in.Method, params)
 		if err != nil {
 			if errors.Is(c.Ctx.Err(), context.DeadlineExceeded) {
 				// The tool's deadline passed while the client was asked:

@@ -286,7 +286,7 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 	if legacy && acceptsSSE(r.Header["Accept"]) {
 		// A 2025-era tool that asks for input asks the client on this
 		// request's stream (legacy.go).
-		call.Client = resp
+		call.AskClient = true
 	}
 	reply, err := h.sys.Ask(call)
 	if err != nil {

@@ -24,11 +24,11 @@ type responder struct {
 
 	mu   sync.Mutex
 	over bool // an answer was written, or the handler is returning
-	// charged are the bytes of the body budget that the client's answers
-	// given to this call hold (legacy.go), released by close; closed is set
-	// by close, after which hold releases at once.
-	charged int64
+	// closed is set by close, after which hold releases at once; charged
+	// are the bytes of the body budget that the client's answers given to
+	// this call hold (legacy.go), released by close.
 	closed  bool
+	charged int64
 }
 
 // progress writes one notifications/progress frame for token, if the
