@@ -59,26 +59,30 @@ func check(tb testing.TB, c mcpReq, w *inproc.Sink) {
 	}
 }
 
+// serveEach serves r through serve once an iteration, its body rewound
+// first, and checks the last answer against c.
+func serveEach(b *testing.B, serve http.HandlerFunc, r *http.Request, rewind func(), c mcpReq) {
+	w := inproc.NewSink()
+	b.ReportAllocs()
+	for b.Loop() {
+		rewind()
+		w.Reset()
+		serve(w, r)
+	}
+	check(b, c, w)
+}
+
 // BenchmarkWymcp is one request at a time, each method.
 func BenchmarkWymcp(b *testing.B) {
 	srv := newServer(b)
 	for _, c := range cases {
 		b.Run(strings.ReplaceAll(c.method, "/", "_"), func(b *testing.B) {
 			r, rewind := newRequest(c)
-			w := inproc.NewSink()
-			b.ReportAllocs()
-			for b.Loop() {
-				rewind()
-				w.Reset()
-				srv.ServeHTTP(w, r)
-			}
-			check(b, c, w)
+			serveEach(b, srv.ServeHTTP, r, rewind, c)
 		})
 	}
 }
 
-// BenchmarkWymcpParallel runs tools/call from GOMAXPROCS goroutines, as a
-// loaded server does (the actor hand-offs are then contended).
 // BenchmarkEras is tools/call echo on a server serving both eras
 // (Options.Versions): a 2026-07-28 request, and a 2025-11-25 client's
 // (no _meta, no Mcp-* headers), side by side.
@@ -105,18 +109,13 @@ func BenchmarkEras(b *testing.B) {
 	} {
 		b.Run(era.name, func(b *testing.B) {
 			r, rewind := era.request()
-			w := inproc.NewSink()
-			b.ReportAllocs()
-			for b.Loop() {
-				rewind()
-				w.Reset()
-				srv.ServeHTTP(w, r)
-			}
-			check(b, mcpReq{method: "tools/call", expect: `"text":"hello"`}, w)
+			serveEach(b, srv.ServeHTTP, r, rewind, mcpReq{method: "tools/call", expect: `"text":"hello"`})
 		})
 	}
 }
 
+// BenchmarkWymcpParallel runs tools/call from GOMAXPROCS goroutines, as a
+// loaded server does (the actor hand-offs are then contended).
 func BenchmarkWymcpParallel(b *testing.B) { parallel(b, newServer(b).ServeHTTP) }
 
 // parallel runs tools/call through serve from GOMAXPROCS goroutines.
@@ -163,14 +162,7 @@ func BenchmarkWymcpRecorder(b *testing.B) {
 func BenchmarkBare(b *testing.B) {
 	c := cases[2]
 	r, rewind := newRequest(c)
-	w := inproc.NewSink()
-	b.ReportAllocs()
-	for b.Loop() {
-		rewind()
-		w.Reset()
-		bareh.Handler(w, r)
-	}
-	check(b, c, w)
+	serveEach(b, bareh.Handler, r, rewind, c)
 }
 
 // BenchmarkBareParallel is the ceiling handler from GOMAXPROCS goroutines,
@@ -228,14 +220,7 @@ func BenchmarkWymcpRounds(b *testing.B) {
 	}{{"plain", cases[2]}, {"round1", round1}, {"round2", round2}} {
 		b.Run(c.name, func(b *testing.B) {
 			r, rewind := newRequest(c.req)
-			w := inproc.NewSink()
-			b.ReportAllocs()
-			for b.Loop() {
-				rewind()
-				w.Reset()
-				srv.ServeHTTP(w, r)
-			}
-			check(b, c.req, w)
+			serveEach(b, srv.ServeHTTP, r, rewind, c.req)
 		})
 	}
 }
