@@ -305,11 +305,6 @@ func (t *tables) callTool(c *Call) Reply {
 // -32603 and records why.
 func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
 	r := out.Result
-	if legacy && r.StructuredContent != nil && !wire.LegacyStructured(r.StructuredContent) {
-		c := *r
-		c.StructuredContent = nil
-		r = &c
-	}
 	var meta wire.RawJSON
 	if !legacy {
 		meta = t.serverMeta

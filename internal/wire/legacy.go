@@ -163,21 +163,6 @@ func AppendInitializeResult(dst []byte, version string, info protocol.Implementa
 	return append(dst, '}'), nil
 }
 
-// LegacyStructured reports whether a result's structuredContent may go to a
-// client of the 2025 era, whose revisions type it as an object: a value
-// of another kind is left out (the content blocks still carry it).
-func LegacyStructured(v any) bool {
-	raw, ok := v.(RawJSON)
-	if !ok {
-		b, err := Marshal(v)
-		if err != nil {
-			return true // the encoder's error is the answer's
-		}
-		raw = b
-	}
-	return kindOf(raw) == '{'
-}
-
 // LegacyTool is t as tools/list shows it to a client of the 2025 revision
 // version: 2025-06-18 knows no icons; neither revision knows an output
 // schema whose root is not an object, which is left out (the tool's

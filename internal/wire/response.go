@@ -60,7 +60,7 @@ func ProgressParams(token RawJSON, progress float64, total *float64, message str
 // tools/call's CPU (bench/README.md, "Numbers behind the code's comments").
 // A value that cannot be encoded is an error.
 func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
-	dst, err := appendCallToolBody(dst, r)
+	dst, err := appendCallToolBody(dst, r, false)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +70,12 @@ func AppendCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) 
 }
 
 // AppendLegacyCallToolResult appends a tools/call result object of the
-// 2025 era to dst: as AppendCallToolResult, without resultType, and with
-// _meta only when meta (the tool's own) is not nil.
+// 2025 era to dst: as AppendCallToolResult, without resultType, with _meta
+// only when meta (the tool's own) is not nil, and without a
+// structuredContent that is not an object (both 2025 revisions type it as
+// one; the content blocks still carry it).
 func AppendLegacyCallToolResult(dst []byte, r *protocol.CallToolResult, meta RawJSON) ([]byte, error) {
-	dst, err := appendCallToolBody(dst, r)
+	dst, err := appendCallToolBody(dst, r, true)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +87,9 @@ func AppendLegacyCallToolResult(dst []byte, r *protocol.CallToolResult, meta Raw
 }
 
 // appendCallToolBody appends the members a tools/call result has in every
-// revision, from its opening brace, and leaves it open.
-func appendCallToolBody(dst []byte, r *protocol.CallToolResult) ([]byte, error) {
+// revision, from its opening brace, and leaves it open; objectOnly leaves
+// out a structuredContent that is not an object.
+func appendCallToolBody(dst []byte, r *protocol.CallToolResult, objectOnly bool) ([]byte, error) {
 	dst = append(dst, `{"content":[`...)
 	var err error
 	for i, c := range r.Content {
@@ -99,15 +102,15 @@ func appendCallToolBody(dst []byte, r *protocol.CallToolResult) ([]byte, error) 
 	}
 	dst = append(dst, ']')
 	if r.StructuredContent != nil {
-		dst = append(dst, `,"structuredContent":`...)
-		if raw, ok := r.StructuredContent.(RawJSON); ok {
-			dst = append(dst, raw...)
-		} else {
-			b, err := Marshal(r.StructuredContent)
-			if err != nil {
+		raw, ok := r.StructuredContent.(RawJSON)
+		if !ok {
+			if raw, err = Marshal(r.StructuredContent); err != nil {
 				return nil, err
 			}
-			dst = append(dst, b...)
+		}
+		if !objectOnly || kindOf(raw) == '{' {
+			dst = append(dst, `,"structuredContent":`...)
+			dst = append(dst, raw...)
 		}
 	}
 	if r.IsError {
