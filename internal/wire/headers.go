@@ -42,13 +42,22 @@ func CheckHeaders(h Header, r *Request) *Error {
 	if v != r.Meta.ProtocolVersion {
 		return headerError("the MCP-Protocol-Version header does not match params._meta " + MetaProtocolVersion)
 	}
-	if v, err = single(h, HeaderMethod); err != nil {
+	return checkMethodName(h, r, true)
+}
+
+// checkMethodName checks Mcp-Method against the method and Mcp-Name
+// against the body's name, each -32020: required when required is set
+// (2026-07-28), otherwise checked only when sent (the 2025 era,
+// CheckLegacyHeaders).
+func checkMethodName(h Header, r *Request, required bool) *Error {
+	v, err := single(h, HeaderMethod)
+	if err != nil {
 		return err
 	}
-	if v == "" {
+	switch {
+	case v == "" && required:
 		return headerError("the Mcp-Method header is required")
-	}
-	if v != r.Method {
+	case v != "" && v != r.Method:
 		return headerError("the Mcp-Method header does not match the request method")
 	}
 	if body, ok := nameBearer(r); ok {
@@ -56,7 +65,10 @@ func CheckHeaders(h Header, r *Request) *Error {
 			return err
 		}
 		if v == "" {
-			return headerError("the Mcp-Name header is required")
+			if required {
+				return headerError("the Mcp-Name header is required")
+			}
+			return nil
 		}
 		got, ok := DecodeHeaderValue(v)
 		if !ok {

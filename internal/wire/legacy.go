@@ -89,22 +89,8 @@ func ParseLegacyRequest(m Message, version string) (*Request, *Error) {
 		return nil, metaError("params._meta must be an object")
 	}
 	if f.metaObject {
-		w := &f.m
-		var ok bool
-		if w.ProgressToken.present() {
-			r.Meta.ProgressToken = f.raw(w.ProgressToken)
-			if k := kindOf(r.Meta.ProgressToken); k != '"' && k != '0' {
-				return nil, metaError("progressToken must be a string or a number")
-			}
-		}
-		if r.Meta.Traceparent, ok = optionalString(f.raw(w.Traceparent)); !ok {
-			return nil, metaError("traceparent must be a string")
-		}
-		if r.Meta.Tracestate, ok = optionalString(f.raw(w.Tracestate)); !ok {
-			return nil, metaError("tracestate must be a string")
-		}
-		if r.Meta.Baggage, ok = optionalString(f.raw(w.Baggage)); !ok {
-			return nil, metaError("baggage must be a string")
+		if err := parseProgressAndTrace(f, &r.Meta); err != nil {
+			return nil, err
 		}
 	}
 	r.Name, r.URI = f.raw(f.name), f.raw(f.uri)
@@ -227,26 +213,8 @@ var errBadResponse = Errorf(CodeInvalidRequest, "Invalid Request: a response has
 // the body is never served under another request's name. An absent header
 // is not required.
 func CheckLegacyHeaders(h Header, r *Request, params []HeaderParam) *Error {
-	v, err := single(h, HeaderMethod)
-	if err != nil {
+	if err := checkMethodName(h, r, false); err != nil {
 		return err
-	}
-	if v != "" && v != r.Method {
-		return headerError("the Mcp-Method header does not match the request method")
-	}
-	if body, ok := nameBearer(r); ok {
-		if v, err = single(h, HeaderName); err != nil {
-			return err
-		}
-		if v != "" {
-			got, ok := DecodeHeaderValue(v)
-			if !ok {
-				return headerError("the Mcp-Name header has an invalid Base64 value")
-			}
-			if got != body {
-				return headerError("the Mcp-Name header does not match the request body")
-			}
-		}
 	}
 	var present []HeaderParam
 	for _, p := range params {

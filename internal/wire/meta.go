@@ -108,6 +108,14 @@ func parseMeta(f *fields, m *RequestMeta) *Error {
 			return metaError(MetaLogLevel + " must be a logging level")
 		}
 	}
+	return parseProgressAndTrace(f, m)
+}
+
+// parseProgressAndTrace reads the `_meta` members both eras share: the
+// progress token and the W3C trace context.
+func parseProgressAndTrace(f *fields, m *RequestMeta) *Error {
+	w := &f.m
+	var ok bool
 	if w.ProgressToken.present() {
 		m.ProgressToken = f.raw(w.ProgressToken)
 		if k := kindOf(m.ProgressToken); k != '"' && k != '0' {
