@@ -20,7 +20,7 @@ func TestAPIDoc(t *testing.T) {
 		"The `go doc` of each public package, with the methods of its exported types: what an\n" +
 		"embedder and a tool author use, and nothing else (docs/design.md §2). Written by\n" +
 		"`WYMCP_UPDATE_API=1 go test -run TestAPIDoc .`; the test fails when it is stale.\n")
-	for _, pkg := range []string{".", "./tools", "./protocol", "./auth"} {
+	for _, pkg := range []string{".", "./tools", "./protocol", "./auth", "./upstream"} {
 		short := goDoc(t, pkg)
 		all := goDoc(t, "-all", pkg)
 		first, _, _ := strings.Cut(short, "\n")

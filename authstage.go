@@ -85,12 +85,22 @@ func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.To
 	if key == "" {
 		return ctx, s.invalidToken("") // a principal that names neither would bind as nobody
 	}
-	id := &caller.Identity{Subject: key, Scopes: p.Scopes}
+	id := &caller.Identity{Subject: key, Scopes: p.Scopes, Token: bearer(r)}
 	if need := s.need(tool); !id.Grants(need) {
 		return ctx, s.forbidden(need, "", nil)
 	}
 	ctx = caller.WithIdentity(ctx, id)
 	return context.WithValue(ctx, principalKey{}, p), nil
+}
+
+// bearer returns the request's bearer token, "" when its Authorization
+// header is not one (RFC 6750 §2.1; the scheme is case-insensitive).
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
 }
 
 // bindingKey returns the caller's key, what per-caller state binds to

@@ -18,6 +18,7 @@ type Tool struct {
 func init() {
 	// wymcp.New reads the compiled tool from here (internal/toolrun.Of):
 	// the server's runtime sits below this package and cannot name Tool.
+	toolrun.Wrap = func(rt *toolrun.Tool) any { return &Tool{rt: rt} }
 	toolrun.Of = func(public any) *toolrun.Tool {
 		if t, _ := public.(*Tool); t != nil {
 			return t.rt

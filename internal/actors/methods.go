@@ -288,6 +288,10 @@ func (t *tables) callTool(c *Call) Reply {
 	switch out.Kind {
 	case toolrun.OutcomeInputRequired:
 		return t.inputRequired(c, prev, out)
+	case toolrun.OutcomeRefused:
+		// A forwarded tool's upstream refused what the client sent, with
+		// an error the client can act on (docs/design.md §10).
+		return Reply{Err: out.Refusal}
 	case toolrun.OutcomeBadInputResponse:
 		if legacy {
 			// The 2025 era's answers are the client's responses, not a
@@ -304,6 +308,9 @@ func (t *tables) callTool(c *Call) Reply {
 // fault past the method: it panics, and the containment strategy answers
 // -32603 and records why.
 func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
+	if out.Raw != nil {
+		return t.forwardedResult(legacy, out)
+	}
 	r := out.Result
 	var meta wire.RawJSON
 	if !legacy {
@@ -333,6 +340,16 @@ func (t *tables) callResult(legacy bool, out toolrun.Outcome) Reply {
 		panic(fmt.Errorf("encoding the tools/call result: %w", err))
 	}
 	return Reply{Result: body, ToolError: out.Kind != toolrun.OutcomeOK || r.IsError}
+}
+
+// forwardedResult is callResult for a forwarded tool's result: the
+// upstream's bytes, spliced with the server's resultType and _meta.
+func (t *tables) forwardedResult(legacy bool, out toolrun.Outcome) Reply {
+	body, err := wire.AppendForwardedResult(make([]byte, 0, len(out.Raw)+len(t.serverInfo)+64), out.Raw, t.serverInfo, legacy)
+	if err != nil {
+		panic(fmt.Errorf("splicing the upstream's tools/call result: %w", err))
+	}
+	return Reply{Result: body, ToolError: out.Kind != toolrun.OutcomeOK}
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, so that a long

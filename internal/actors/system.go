@@ -184,7 +184,7 @@ func (s *System) Ask(call *Call) (Reply, error) {
 			// runner sees the deadline and sets no timer of its own, and the
 			// watchdog answers if the tool ignores it.
 			call.tctx.init(call.Ctx, call.Tool.Deadline())
-			call.tctx.req = call.Request
+			call.tctx.call = call
 			defer call.tctx.release()
 			call.Ctx = &call.tctx
 			s.watchdog.watch(call)

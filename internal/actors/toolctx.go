@@ -26,11 +26,12 @@ import (
 type toolContext struct {
 	parent   context.Context
 	deadline time.Time
-	// req and round serve the call's multi-round-trip Round under the keys
-	// of toolrun.RoundKey, without a context.WithValue: the Round is made
-	// on the first ask for it, from req, since most tools never ask; a retry
-	// sets it up front (setRound).
-	req   *wire.Request
+	// call and round serve the call's multi-round-trip Round under the
+	// keys of toolrun.RoundKey, without a context.WithValue: the Round is
+	// made on the first ask for it, from the call's request, since most
+	// tools never ask; a retry sets it up front (setRound). call also
+	// answers toolrun.AskClientKey.
+	call  *Call
 	round atomic.Pointer[toolrun.Round]
 
 	mu       sync.Mutex // serializes building the timer context
@@ -90,6 +91,13 @@ func (c *toolContext) Value(key any) any {
 		return c.roundFor(true)
 	case toolrun.RoundMadeKey:
 		return c.roundFor(false)
+	case toolrun.AskClientKey:
+		return c.asker()
+	case toolrun.RequestKey:
+		if c.call == nil {
+			return (*wire.Request)(nil)
+		}
+		return c.call.Request
 	}
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Value(key)
@@ -101,11 +109,25 @@ func (c *toolContext) Value(key any) any {
 // is none yet (nil otherwise). Handler goroutines may race to make it: one
 // wins, and all get the winner's.
 func (c *toolContext) roundFor(create bool) *toolrun.Round {
-	if r := c.round.Load(); r != nil || !create || c.req == nil {
+	if r := c.round.Load(); r != nil || !create || c.call == nil {
 		return r
 	}
-	c.round.CompareAndSwap(nil, &toolrun.Round{Capabilities: c.req.Meta.ClientCapabilities})
+	c.round.CompareAndSwap(nil, &toolrun.Round{Capabilities: c.call.Request.Meta.ClientCapabilities})
 	return c.round.Load()
+}
+
+// asker returns the call's toolrun.AskClient: the HTTP edge's writer asks
+// a 2025-era client on the call's stream (relay.go); nil for any other
+// call.
+func (c *toolContext) asker() toolrun.AskClient {
+	if c.call == nil || !c.call.AskClient {
+		return nil
+	}
+	client, ok := c.call.Late.(ClientRequester)
+	if !ok {
+		return nil
+	}
+	return client.RequestClient
 }
 
 // setRound installs r, the Round of a retry, before the tool runs.

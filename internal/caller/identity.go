@@ -14,6 +14,11 @@ type Identity struct {
 	Subject string
 	// Scopes are the OAuth scopes granted to the caller.
 	Scopes []string
+	// Token is the bearer token the request presented, "" when it
+	// presented none (an authenticator that reads another credential). It
+	// is the subject token of an RFC 8693 exchange for an upstream
+	// (package upstream); it is never sent anywhere as it is.
+	Token string
 }
 
 type identityKey struct{}

@@ -28,6 +28,8 @@ type AuthServer struct {
 	OpaqueClientSecret        string   `json:"opaque_client_secret"`
 	IntrospectionClientID     string   `json:"introspection_client_id"`
 	IntrospectionClientSecret string   `json:"introspection_client_secret"`
+	ExchangeClientID          string   `json:"exchange_client_id"`
+	ExchangeClientSecret      string   `json:"exchange_client_secret"`
 	Scopes                    []string `json:"scopes"`
 	Audiences                 []string `json:"audiences"`
 	JWTAlg                    string   `json:"jwt_alg"`

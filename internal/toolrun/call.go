@@ -42,6 +42,10 @@ const (
 	// valid result of the request it answers; the request is malformed
 	// (-32602), and [Outcome.BadInput] says which answer.
 	OutcomeBadInputResponse
+	// OutcomeRefused: a forwarded tool's upstream refused the request with
+	// a JSON-RPC error the client can act on ([Outcome.Refusal]), which is
+	// the answer (docs/design.md §10a).
+	OutcomeRefused
 )
 
 // String returns a short lower-case name for spans and metrics.
@@ -61,15 +65,24 @@ func (k OutcomeKind) String() string {
 		return "input_required"
 	case OutcomeBadInputResponse:
 		return "bad_input_response"
+	case OutcomeRefused:
+		return "refused"
 	}
 	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
 }
 
 // Outcome is what one call came to: the result to send and how to record it.
 type Outcome struct {
-	// Result is the tools/call result; nil for OutcomeInputRequired and
-	// OutcomeBadInputResponse, never nil otherwise.
+	// Result is the tools/call result; nil for OutcomeInputRequired,
+	// OutcomeBadInputResponse and OutcomeRefused, and when Raw is set,
+	// never nil otherwise.
 	Result *protocol.CallToolResult
+	// Raw is a forwarded tool's result: the upstream's result object as it
+	// sent it, which the server splices into its answer unchanged.
+	Raw wire.RawJSON
+	// Refusal is the JSON-RPC error of an OutcomeRefused call.
+	Refusal *wire.Error
+
 	// Kind classifies the call.
 	Kind OutcomeKind
 	// Fault is the contained panic, for the span and the log; non-nil iff
@@ -143,6 +156,9 @@ func (t *Tool) Call(ctx context.Context, args wire.RawJSON) Outcome {
 	if len(args) == 0 {
 		args = wire.RawJSON("{}")
 	}
+	if t.forward != nil {
+		return t.callForward(ctx, args)
+	}
 	// The arguments are decoded here for the validator and, for typed tools,
 	// once more into In (validate first, then decode: the handler only
 	// ever sees arguments the schema admits).
@@ -164,11 +180,8 @@ func (t *Tool) Call(ctx context.Context, args wire.RawJSON) Outcome {
 		return Outcome{Result: protocol.ErrorResult(panicText), Kind: OutcomePanic, Fault: fault}
 	}
 	// Err is asked once: a server's tool context answers it from the clock.
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(cerr, context.DeadlineExceeded) {
-			return t.DeadlineOutcome()
-		}
-		return Outcome{Result: protocol.ErrorResult("request cancelled"), Kind: OutcomeToolError}
+	if out, ended := t.ended(ctx); ended {
+		return out
 	}
 	// Only a Round that exists has anything to say: a handler that never
 	// asked made none, and looking must not make one.

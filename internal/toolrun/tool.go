@@ -24,6 +24,9 @@ type Tool struct {
 	output   *jsonschema.Schema // raw tools with WithOutputSchema only
 	headers  []wire.HeaderParam
 	run      handler
+	// forward, when set, makes the tool a forwarded one (forward.go): run,
+	// input and output are unused.
+	forward Forward
 
 	// fastInput and fastOutput decide "certainly valid" on the raw bytes
 	// without decoding (fastschema.go); nil when the schema has keywords
@@ -159,3 +162,8 @@ func checkName(name string) error {
 // package, so this package cannot name its type, and wymcp.New reads its
 // tools through Of.
 var Of func(public any) *Tool
+
+// Wrap returns the *tools.Tool of a compiled tool: package upstream builds
+// its forwarded tools here and hands them to embedders as tools. Package
+// tools sets it when it is initialized, as it sets [Of].
+var Wrap func(*Tool) any

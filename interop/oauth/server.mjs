@@ -83,17 +83,23 @@ function secret() {
 	return crypto.randomBytes(24).toString('base64url');
 }
 
-// Three clients, all confidential with client_secret_basic:
-//   jwt     – client_credentials, gets JWT access tokens for the resource asked;
-//   opaque  – client_credentials, gets opaque access tokens (introspect them);
-//   rs      – no grants; the resource server's own credentials for the
-//             introspection endpoint.
+// Four clients, all confidential with client_secret_basic:
+//   jwt      – client_credentials, gets JWT access tokens for the resource asked;
+//   opaque   – client_credentials, gets opaque access tokens (introspect them);
+//   rs       – no grants; the resource server's own credentials for the
+//              introspection endpoint;
+//   exchange – RFC 8693 token exchange only: a gateway trading the token its
+//              caller presented for a JWT access token for an upstream.
 // client_secret_post is accepted too for the first two, as the *_post twins.
 const clients = {
 	jwt: { client_id: env('OAUTH_CLIENT_ID', 'wymcp-client'), client_secret: env('OAUTH_CLIENT_SECRET', secret()) },
 	opaque: { client_id: 'wymcp-opaque-client', client_secret: secret() },
 	rs: { client_id: 'wymcp-resource-server', client_secret: secret() },
+	exchange: { client_id: 'wymcp-exchange', client_secret: secret() },
 };
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 const ccClient = (c, method) => ({
 	...c,
@@ -119,6 +125,16 @@ const configuration = {
 			redirect_uris: [],
 			token_endpoint_auth_method: 'client_secret_basic',
 		},
+		{
+			...clients.exchange,
+			// Its own client-credentials tokens are the gateway's for the
+			// requests no caller makes (listing an upstream's tools).
+			grant_types: [TOKEN_EXCHANGE, 'client_credentials'],
+			response_types: [],
+			redirect_uris: [],
+			token_endpoint_auth_method: 'client_secret_basic',
+			scope: scopes.join(' '),
+		},
 	],
 	jwks: { keys },
 	scopes,
@@ -129,7 +145,10 @@ const configuration = {
 		revocation: '/oauth2/revoke',
 		jwks: '/.well-known/jwks.json',
 	},
-	ttl: { ClientCredentials: tokenTTL },
+	ttl: { ClientCredentials: tokenTTL, AccessToken: tokenTTL },
+	// The act claim of exchanged tokens (RFC 8693 §4.1); no other token has
+	// extra claims.
+	extraTokenClaims: (_ctx, token) => actOf.get(token),
 	features: {
 		devInteractions: { enabled: false },
 		clientCredentials: { enabled: true },
@@ -162,6 +181,112 @@ const configuration = {
 	},
 };
 
+// RFC 8693 token exchange, for the exchange client only. The subject token
+// must be an access token this server issued and that is still valid: a JWT
+// (header typ at+jwt) whose signature verifies with one of this run's own
+// keys, its kid and alg matching, with this issuer and an exp in the future;
+// or an opaque token found in the server's store, unexpired and not
+// revoked. Anything else is 400 invalid_grant. The issued token is a JWT
+// access token like the JWT client's: sub is the subject token's sub (for a
+// client-credentials token, its client), aud the resource (or audience)
+// asked for, which must be one the server issues tokens for, scope the
+// requested scopes this server knows (filtered, as for the other clients),
+// client_id the exchange client, and act {sub: the exchange client}, with
+// the subject token's own act nested in it when it had one.
+const actOf = new WeakMap();
+
+const verifyKeys = new Map(keys.map((k) => {
+	const { d, p, q, dp, dq, qi, ...pub } = k;
+	return [k.kid, { alg: k.alg, key: crypto.createPublicKey({ key: pub, format: 'jwk' }) }];
+}));
+
+function b64json(segment) {
+	return JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+}
+
+// subjectOf returns the claims of a subject token that must be one of this
+// server's access tokens, or throws invalid_grant.
+async function subjectOf(value) {
+	const refuse = (why) => new errors.InvalidGrant(`subject_token ${why}`);
+	const now = Math.floor(Date.now() / 1000);
+	const parts = value.split('.');
+	if (parts.length === 3) {
+		let header;
+		let claims;
+		try {
+			header = b64json(parts[0]);
+			claims = b64json(parts[1]);
+		} catch {
+			throw refuse('is not a JWT');
+		}
+		const typ = String(header.typ ?? '').toLowerCase();
+		if (typ !== 'at+jwt' && typ !== 'application/at+jwt') throw refuse('is not a JWT access token');
+		const k = verifyKeys.get(header.kid);
+		if (!k || k.alg !== header.alg) throw refuse('is not signed with a key of this server');
+		const signature = Buffer.from(parts[2], 'base64url');
+		const key = header.alg === 'ES256' ? { key: k.key, dsaEncoding: 'ieee-p1363' } : k.key;
+		if (!crypto.verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), key, signature)) {
+			throw refuse('signature does not verify');
+		}
+		if (claims.iss !== issuer) throw refuse('is from another issuer');
+		if (typeof claims.exp !== 'number' || claims.exp <= now) throw refuse('has expired');
+		if (typeof claims.nbf === 'number' && claims.nbf > now) throw refuse('is not valid yet');
+		if (typeof claims.sub !== 'string' || claims.sub === '') throw refuse('has no sub');
+		return { sub: claims.sub, act: claims.act };
+	}
+	const stored = await provider.AccessToken.find(value) ?? await provider.ClientCredentials.find(value);
+	if (!stored || stored.isExpired) throw refuse('is not an active token of this server');
+	return { sub: stored.accountId ?? stored.clientId, act: stored.extra?.act };
+}
+
+async function tokenExchange(ctx) {
+	const { params, client } = ctx.oidc;
+	if (!params.subject_token) throw new errors.InvalidRequest('missing required parameter \'subject_token\'');
+	if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+		throw new errors.InvalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+	}
+	if (params.requested_token_type !== undefined && params.requested_token_type !== ACCESS_TOKEN_TYPE) {
+		throw new errors.InvalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+	}
+	if (params.actor_token !== undefined || params.actor_token_type !== undefined) {
+		throw new errors.InvalidRequest('actor_token is not supported');
+	}
+	const subject = await subjectOf(params.subject_token);
+
+	const { resource, audience } = params;
+	if (resource && audience && resource !== audience) {
+		throw new errors.InvalidTarget('resource and audience name different audiences; one token has one');
+	}
+	const aud = resource || audience;
+	if (!aud) throw new errors.InvalidTarget('resource or audience is required');
+	if (!audienceAllowed(aud)) throw new errors.InvalidTarget(`resource ${aud} is not one this server issues tokens for`);
+
+	const granted = (params.scope ?? '').split(' ').filter((s) => scopes.includes(s));
+	const token = new provider.AccessToken({
+		accountId: subject.sub,
+		client,
+		gty: 'token_exchange',
+		scope: granted.join(' ') || undefined,
+		resourceServer: new provider.ResourceServer(aud, {
+			scope: scopes.join(' '),
+			audience: aud,
+			accessTokenTTL: tokenTTL,
+			accessTokenFormat: 'jwt',
+			jwt: { sign: { alg: jwtAlg } },
+		}),
+	});
+	actOf.set(token, { act: { sub: client.clientId, ...(subject.act ? { act: subject.act } : {}) } });
+	ctx.oidc.entity('AccessToken', token);
+	const value = await token.save();
+	ctx.body = {
+		access_token: value,
+		issued_token_type: ACCESS_TOKEN_TYPE,
+		token_type: token.tokenType,
+		expires_in: token.expiration,
+		scope: token.scope || undefined,
+	};
+}
+
 // Bind first so that port 0 resolves to a real port before the issuer, which
 // contains it, is fixed.
 const server = http.createServer();
@@ -174,6 +299,10 @@ const hostPart = host === '::1' ? '[::1]' : host;
 const issuer = `http://${hostPart}:${bound}`;
 
 const provider = new Provider(issuer, configuration);
+provider.registerGrantType(TOKEN_EXCHANGE, tokenExchange, [
+	'subject_token', 'subject_token_type', 'requested_token_type',
+	'actor_token', 'actor_token_type', 'resource', 'audience', 'scope',
+]);
 const callback = provider.callback();
 
 server.on('request', (req, res) => {
@@ -196,6 +325,11 @@ server.on('request', (req, res) => {
 });
 
 provider.on('server_error', (_ctx, err) => console.error('oauth: server_error', err));
+// Why a grant was refused (invalid_grant's description is generic; the
+// detail is only logged).
+if (!quiet) {
+	provider.on('grant.error', (_ctx, err) => console.error(`oauth: grant.error ${err.error}: ${err.error_detail ?? err.error_description}`));
+}
 
 const signing = keys.find((k) => k.alg === jwtAlg);
 const info = {
@@ -211,6 +345,8 @@ const info = {
 	opaque_client_secret: clients.opaque.client_secret,
 	introspection_client_id: clients.rs.client_id,
 	introspection_client_secret: clients.rs.client_secret,
+	exchange_client_id: clients.exchange.client_id,
+	exchange_client_secret: clients.exchange.client_secret,
 	scopes,
 	audiences: audienceList.length > 0 ? audienceList : ['http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*'],
 	jwt_alg: jwtAlg,

@@ -1,0 +1,308 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
+)
+
+// An upstream's tools/call result, read and passed on (docs/design.md §10).
+// The result is walked member by member on its bytes: what the gateway must
+// know (is it an error, does it ask for input) is read, and the rest is
+// copied into the gateway's own answer as the upstream wrote it.
+
+// UpstreamResult is what the gateway reads of an upstream's tools/call
+// result.
+type UpstreamResult struct {
+	// InputRequired marks an input_required result (2026-07-28), whose
+	// Inputs and State are then set; otherwise the result is complete.
+	InputRequired bool
+	// IsError is the complete result's isError.
+	IsError bool
+	// Inputs are an input_required result's inputRequests, in the order
+	// sent; Capability is left to the caller.
+	Inputs []InputRequest
+	// State is an input_required result's requestState, "" when absent.
+	State string
+}
+
+var (
+	errUpstreamResult = errors.New("the result is not an object")
+	errUpstreamType   = errors.New(`resultType is neither "complete" nor "input_required"`)
+)
+
+// ParseUpstreamResult reads an upstream's tools/call result. A complete
+// result must have a content array and may have a boolean isError; an
+// input_required one must have inputRequests (an object of {method,
+// params} objects) or a string requestState; any member must be valid
+// JSON, and names must not repeat. What it does not name is not checked.
+func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
+	var (
+		r        UpstreamResult
+		l        strictjson.Lexer
+		o        strictjson.Object
+		content  bool
+		typ      = ResultTypeComplete
+		requests RawJSON
+		state    bool
+	)
+	l.Reset(raw)
+	defer l.Close()
+	if l.OpenObject(&o, nil) != nil {
+		return r, errUpstreamResult
+	}
+	for {
+		name, ok, err := l.Member(&o)
+		if err != nil {
+			return r, fmt.Errorf("the result is not valid JSON: %w", err)
+		}
+		if !ok {
+			break
+		}
+		start, end, err := l.Value()
+		if err != nil {
+			return r, fmt.Errorf("member %q is not valid JSON: %w", name, err)
+		}
+		v := raw[start:end]
+		switch string(name) {
+		case "resultType":
+			s, ok := strictjson.PlainString(v)
+			if !ok {
+				return r, errUpstreamType
+			}
+			typ = string(s)
+		case "content":
+			if v[0] != '[' {
+				return r, errors.New("content is not an array")
+			}
+			content = true
+		case "isError":
+			switch string(v) {
+			case "true":
+				r.IsError = true
+			case "false":
+			default:
+				return r, errors.New("isError is not a boolean")
+			}
+		case "inputRequests":
+			requests = v
+		case "requestState":
+			if r.State, state = strictjson.Unquote(v); !state {
+				return r, errors.New("requestState is not a string")
+			}
+		}
+	}
+	if err := l.End(); err != nil {
+		return r, fmt.Errorf("the result is not valid JSON: %w", err)
+	}
+	switch typ {
+	case ResultTypeComplete:
+		if !content {
+			return r, errors.New("a complete result has no content array")
+		}
+		return r, nil
+	case ResultTypeInputRequired:
+		r.InputRequired = true
+		if requests == nil && !state {
+			return r, errors.New("an input_required result has neither inputRequests nor requestState")
+		}
+		if requests != nil {
+			var err error
+			if r.Inputs, err = parseInputRequests(requests); err != nil {
+				return r, err
+			}
+		}
+		return r, nil
+	}
+	return r, errUpstreamType
+}
+
+// parseInputRequests reads inputRequests: an object whose members are
+// {"method": string, "params": object}.
+func parseInputRequests(v RawJSON) ([]InputRequest, error) {
+	if v[0] != '{' {
+		return nil, errors.New("inputRequests is not an object")
+	}
+	var (
+		l  strictjson.Lexer
+		o  strictjson.Object
+		in []InputRequest
+	)
+	l.Reset(v)
+	defer l.Close()
+	if l.OpenObject(&o, nil) != nil {
+		return nil, errors.New("inputRequests is not an object")
+	}
+	for {
+		key, ok, err := l.Member(&o)
+		if err != nil {
+			return nil, errors.New("inputRequests is not valid JSON")
+		}
+		if !ok {
+			return in, nil
+		}
+		start, end, err := l.Value()
+		if err != nil {
+			return nil, errors.New("inputRequests is not valid JSON")
+		}
+		entry := v[start:end]
+		method, _ := strictjson.Member(entry, "method")
+		m, ok := strictjson.Unquote(method)
+		if !ok {
+			return nil, fmt.Errorf("inputRequests[%q] has no string method", key)
+		}
+		params, ok := strictjson.Member(entry, "params")
+		if !ok {
+			params = RawJSON("{}")
+		} else if params[0] != '{' {
+			return nil, fmt.Errorf("inputRequests[%q].params is not an object", key)
+		}
+		in = append(in, InputRequest{Key: string(key), Method: m, Params: params})
+	}
+}
+
+// AppendForwardedResult appends an upstream's complete tools/call result
+// raw (checked by ParseUpstreamResult) to dst as the gateway's own: every
+// member as the upstream wrote it, except resultType and _meta, which are
+// the gateway's. For a 2026-07-28 client the result gets resultType
+// "complete" and a _meta whose serverInfo is serverInfo, beside the
+// upstream's other _meta members; for a 2025-era one (legacy) it has no
+// resultType, keeps the upstream's _meta members but serverInfo, and
+// leaves out a structuredContent that is not an object (as
+// AppendLegacyCallToolResult does).
+func AppendForwardedResult(dst []byte, raw, serverInfo RawJSON, legacy bool) ([]byte, error) {
+	var (
+		l    strictjson.Lexer
+		o    strictjson.Object
+		meta RawJSON
+	)
+	l.Reset(raw)
+	defer l.Close()
+	if l.OpenObject(&o, nil) != nil {
+		return nil, errUpstreamResult
+	}
+	dst = append(dst, '{')
+	first := true
+	if !legacy {
+		dst = append(dst, `"resultType":"complete"`...)
+		first = false
+	}
+	for {
+		name, ok, err := l.Member(&o)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		start, end, err := l.Value()
+		if err != nil {
+			return nil, err
+		}
+		v := raw[start:end]
+		switch string(name) {
+		case "resultType":
+			continue
+		case "_meta":
+			meta = v
+			continue
+		case "structuredContent":
+			if legacy && v[0] != '{' {
+				continue
+			}
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		if dst, err = appendQuote(dst, string(name)); err != nil {
+			return nil, err
+		}
+		dst = append(dst, ':')
+		dst = append(dst, v...)
+	}
+	if err := l.End(); err != nil {
+		return nil, err
+	}
+	var err error
+	if dst, err = appendForwardedMeta(dst, meta, serverInfo, legacy, first); err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendForwardedMeta appends the answer's _meta member: the gateway's
+// serverInfo (2026-07-28) and the upstream's members but its serverInfo.
+// Nothing is written for a 2025-era answer without upstream members.
+func appendForwardedMeta(dst []byte, meta, serverInfo RawJSON, legacy, first bool) ([]byte, error) {
+	mark := len(dst)
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_meta":{`...)
+	empty := true
+	if !legacy {
+		dst = append(dst, `"`+MetaServerInfo+`":`...)
+		dst = append(dst, serverInfo...)
+		empty = false
+	}
+	if meta != nil {
+		var (
+			l strictjson.Lexer
+			o strictjson.Object
+		)
+		l.Reset(meta)
+		defer l.Close()
+		if l.OpenObject(&o, nil) != nil {
+			return nil, errors.New("_meta is not an object")
+		}
+		for {
+			name, ok, err := l.Member(&o)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			start, end, err := l.Value()
+			if err != nil {
+				return nil, err
+			}
+			if string(name) == MetaServerInfo {
+				continue
+			}
+			if !empty {
+				dst = append(dst, ',')
+			}
+			empty = false
+			if dst, err = appendQuote(dst, string(name)); err != nil {
+				return nil, err
+			}
+			dst = append(append(dst, ':'), meta[start:end]...)
+		}
+	}
+	if empty {
+		return dst[:mark], nil
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendString appends s as a JSON string. Invalid UTF-8 is replaced by
+// U+FFFD, so it cannot fail: it quotes values that came from a peer, such
+// as a trace context, into a request of the gateway's own.
+func AppendString(dst []byte, s string) []byte {
+	if out, err := appendQuote(dst, s); err == nil {
+		return out
+	}
+	return appendQuoteLossy(dst, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+func appendQuoteLossy(dst []byte, s string) []byte {
+	out, err := appendQuote(dst, s)
+	if err != nil {
+		return append(dst, `""`...)
+	}
+	return out
+}

@@ -1,0 +1,389 @@
+package upstream
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
+	"github.com/wymcp/wymcp/internal/wire"
+)
+
+// remote is one upstream tool as the gateway forwards it.
+type remote struct {
+	// name is the upstream's name, quoted its JSON string.
+	name   string
+	quoted []byte
+	// header is the Mcp-Name header's value.
+	header []string
+	// headers are its x-mcp-header declarations: a 2026-07-28 upstream
+	// requires their Mcp-Param-* headers.
+	headers []wire.HeaderParam
+}
+
+// forward returns the Forward of the upstream tool r.
+func (c *client) forward(r *remote) toolrun.Forward {
+	return func(ctx context.Context, f toolrun.Forwarding) toolrun.Forwarded {
+		return c.forwardCall(ctx, r, f)
+	}
+}
+
+// forwardCall forwards one call (docs/design.md §10a is the table of its
+// answers).
+func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwarding) toolrun.Forwarded {
+	if c.closed.Load() {
+		return c.failed(&failure{kind: kindClosed})
+	}
+	if ok, wait := c.breaker.allow(time.Now()); !ok {
+		return c.failed(&failure{kind: kindUnavailable, detail: wait.Round(time.Second).String()})
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.breaker.release()
+		return c.failed(&failure{kind: kindBusy})
+	}
+	defer func() { <-c.slots }()
+
+	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.name, c.version)
+	id := c.ids.Add(1)
+	hop.SetRequestID(strconv.FormatInt(id, 10))
+	var progress int64
+	if toolrun.WantsProgress(ctx) {
+		progress = id
+	}
+	tp, ts := hop.TraceContext(ctx)
+	req := &request{
+		id:     id,
+		method: wire.MethodToolsCall,
+		name:     r.header,
+		body:     c.callBody(id, r, f, progress, tp, ts),
+		trace:    [2]string{tp, ts},
+		during:   (*client).during,
+		ctx:      ctx,
+		progress: progress,
+	}
+	if !c.legacy {
+		req.params = paramHeaders(r.headers, f.Arguments)
+	}
+	m, err := c.call(ctx, req)
+	out, errorType, rpcCode, health := c.outcome(ctx, m, err)
+	switch health {
+	case healthy:
+		c.breaker.record(false, time.Now())
+	case failing:
+		c.breaker.record(true, time.Now())
+	default:
+		c.breaker.release()
+	}
+	hop.End(ctx, errorType, rpcCode, out.Failure)
+	return out
+}
+
+// callBody encodes the tools/call request: the arguments, the retry's
+// inputResponses and the upstream's requestState as the client and the
+// upstream gave them, appended, not encoded again.
+func (c *client) callBody(id int64, r *remote, f toolrun.Forwarding, progress int64, tp, ts string) []byte {
+	body := make([]byte, 0, 384+len(r.quoted)+len(f.Arguments)+len(f.Responses)+len(f.State)+len(f.Capabilities))
+	body = c.appendHead(body, id, wire.MethodToolsCall)
+	body = append(body, `,"params":{"name":`...)
+	body = append(body, r.quoted...)
+	body = append(body, `,"arguments":`...)
+	body = append(body, f.Arguments...)
+	if !c.legacy {
+		if f.Responses != nil {
+			body = append(body, `,"inputResponses":`...)
+			body = append(body, f.Responses...)
+		}
+		if f.State != "" {
+			body = append(body, `,"requestState":`...)
+			body = wire.AppendString(body, f.State)
+		}
+	}
+	body = append(body, `,"_meta":`...)
+	body = c.appendMeta(body, f.Capabilities, progress, tp, ts)
+	return append(body, "}}"...)
+}
+
+// health is what an outcome says of the upstream, for its breaker.
+type health uint8
+
+const (
+	neutral health = iota // the client went away; the gateway refused
+	healthy
+	failing
+)
+
+// outcome is the downstream answer to the upstream's answer m, or to err:
+// docs/design.md §10a, row by row.
+func (c *client) outcome(ctx context.Context, m message, err error) (out toolrun.Forwarded, errorType, rpcCode string, h health) {
+	if err != nil {
+		var f *failure
+		if !errors.As(err, &f) {
+			// ctx ended: the server answers with its deadline or
+			// cancellation outcome.
+			if ctx.Err() == context.DeadlineExceeded {
+				return toolrun.Forwarded{Failure: "timed out"}, "timeout", "", neutral
+			}
+			return toolrun.Forwarded{Failure: "request cancelled"}, "cancelled", "", neutral
+		}
+		if f.upstreamFault() {
+			h = failing
+		}
+		out = c.failed(f)
+		return out, f.errorType(), "", h
+	}
+	if m.err != nil {
+		code := strconv.FormatInt(m.err.code, 10)
+		switch wire.Code(m.err.code) {
+		case wire.CodeInvalidParams, wire.CodeMissingRequiredClientCapability:
+			// The upstream judged the client's request (its arguments,
+			// its answers, its requestState, its capabilities): the
+			// client can act on that error as if it had called the
+			// upstream directly.
+			e := wire.Errorf(wire.Code(m.err.code), truncate(m.err.message, maxMessage))
+			if m.err.data != nil {
+				e = e.WithData(m.err.data)
+			}
+			return toolrun.Forwarded{Refusal: e}, code, code, healthy
+		}
+		text := fmt.Sprintf("Upstream %s failed the call with JSON-RPC error %d: %s", c.name, m.err.code, truncate(m.err.message, maxMessage))
+		return toolrun.Forwarded{Failure: text}, code, code, healthy
+	}
+	res, perr := wire.ParseUpstreamResult(m.result)
+	if perr == nil && res.InputRequired {
+		perr = c.checkInputs(res.Inputs)
+	}
+	if perr != nil {
+		f := &failure{kind: kindMalformed, detail: perr.Error()}
+		return c.failed(f), f.errorType(), "", failing
+	}
+	if res.InputRequired {
+		if res.Inputs == nil {
+			res.Inputs = []wire.InputRequest{}
+		}
+		inputs := make([]toolrun.InputRequest, len(res.Inputs))
+		for i, in := range res.Inputs {
+			inputs[i] = toolrun.InputRequest{Key: in.Key, Method: in.Method, Capability: toolrun.CapabilityOf(in.Method), Params: in.Params}
+		}
+		return toolrun.Forwarded{Inputs: inputs, State: res.State}, "", "", healthy
+	}
+	if res.IsError {
+		errorType = "tool_error"
+	}
+	return toolrun.Forwarded{Result: m.result, IsError: res.IsError}, errorType, "", healthy
+}
+
+// checkInputs refuses an input_required result the gateway cannot pass
+// on: from a 2025-era upstream (its revision has none), or asking for an
+// input no revision of the client's knows.
+func (c *client) checkInputs(inputs []wire.InputRequest) error {
+	if c.legacy {
+		return errors.New("a 2025-era upstream answered input_required")
+	}
+	for _, in := range inputs {
+		if toolrun.CapabilityOf(in.Method) == "" {
+			return fmt.Errorf("inputRequests[%q] asks for %q, which is not an input request", in.Key, in.Method)
+		}
+	}
+	return nil
+}
+
+// maxMessage bounds the upstream text an answer quotes.
+const maxMessage = 512
+
+// failed words f for the model: the text of an isError result.
+func (c *client) failed(f *failure) toolrun.Forwarded {
+	var text string
+	switch f.kind {
+	case kindUnreachable:
+		text = "Upstream " + c.name + " is unreachable."
+	case kindStatus:
+		text = fmt.Sprintf("Upstream %s answered HTTP %d.", c.name, f.status)
+	case kindMalformed:
+		text = fmt.Sprintf("Upstream %s sent an answer the gateway cannot read: %s.", c.name, truncate(f.detail, maxMessage))
+	case kindTooLarge:
+		text = fmt.Sprintf("Upstream %s's answer is larger than %d bytes, the gateway's limit.", c.name, c.maxBytes)
+	case kindRefusedCreds:
+		text = "Upstream " + c.name + " refused the gateway's credentials (HTTP 401)."
+	case kindCredentials:
+		text = "The gateway could not get credentials for upstream " + c.name + "."
+		if f.err != nil {
+			text = fmt.Sprintf("The gateway could not get credentials for upstream %s: %s.", c.name, truncate(f.err.Error(), maxMessage))
+		}
+	case kindSessionLost:
+		text = "Upstream " + c.name + " lost its session, and a new one could not be made."
+	case kindUnavailable:
+		text = fmt.Sprintf("Upstream %s is unavailable; the gateway will try it again in %s.", c.name, f.detail)
+	case kindBusy:
+		text = fmt.Sprintf("Upstream %s has %d calls in progress, its limit; retry later.", c.name, cap(c.slots))
+	case kindClosed:
+		text = "Upstream " + c.name + " is closed."
+	}
+	if f.err != nil && f.kind != kindCredentials {
+		c.log.Debug("upstream call failed", "upstream", c.name, "error", f.Error())
+	}
+	return toolrun.Forwarded{Failure: text}
+}
+
+// during handles a message the upstream sends on a call's stream before
+// its answer: progress goes to the client as it comes, and a 2025-era
+// upstream's requests are answered (docs/design.md §10a).
+func (c *client) during(ctx context.Context, m message, progress int64) error {
+	if m.id == nil {
+		if m.method == "notifications/progress" && progress != 0 {
+			c.relayProgress(ctx, m.params, progress)
+		}
+		return nil // other notifications (logging) are not the client's to see
+	}
+	body := c.answerUpstream(ctx, m)
+	if err := c.post(ctx, "", body); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &failure{kind: kindUnreachable, err: fmt.Errorf("answering the upstream's %s: %w", m.method, err)}
+	}
+	return nil
+}
+
+// relayProgress passes one notifications/progress of the call with the
+// gateway's token to the client. A notification that does not read is
+// dropped: progress is advisory, and the call goes on.
+func (c *client) relayProgress(ctx context.Context, params wire.RawJSON, token int64) {
+	t, _ := strictjson.Member(params, "progressToken")
+	if !sameID(t, token) {
+		return
+	}
+	p, _ := strictjson.Member(params, "progress")
+	value, err := strconv.ParseFloat(string(p), 64)
+	if err != nil {
+		return
+	}
+	var total *float64
+	if raw, ok := strictjson.Member(params, "total"); ok {
+		v, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return
+		}
+		total = &v
+	}
+	var text string
+	if raw, ok := strictjson.Member(params, "message"); ok {
+		if text, ok = strictjson.Unquote(raw); !ok {
+			return
+		}
+	}
+	toolrun.ReportProgress(ctx, value, total, truncate(text, maxMessage))
+}
+
+// answerUpstream returns the gateway's response to a request a 2025-era
+// upstream sent during a call. An input request is relayed to the client
+// when the client can be asked on the call's stream (a 2025-era client
+// whose request accepts one); otherwise it is declined: an elicitation
+// with the decline action, others with -32601. A ping is answered, and
+// every other method is -32601. The upstream never waits for an answer
+// that will not come.
+func (c *client) answerUpstream(ctx context.Context, m message) []byte {
+	body := append([]byte(`{"jsonrpc":"2.0","id":`), m.id...)
+	switch m.method {
+	case wire.MethodPing:
+		return append(body, `,"result":{}}`...)
+	case wire.MethodElicit, wire.MethodSample, wire.MethodListRoots:
+		if ask := toolrun.ClientAsker(ctx); ask != nil {
+			params := m.params
+			if params == nil {
+				params = wire.RawJSON("{}")
+			}
+			res, err := ask(ctx, m.method, params)
+			if err == nil {
+				body = append(body, `,"result":`...)
+				body = append(body, res...)
+				return append(body, '}')
+			}
+			return appendRPCError(body, wire.CodeInternalError, "The client did not answer: "+err.Error())
+		}
+		if m.method == wire.MethodElicit {
+			return append(body, `,"result":{"action":"decline"}}`...)
+		}
+		return appendRPCError(body, wire.CodeMethodNotFound, "The gateway's client cannot be asked "+m.method+" during this call")
+	}
+	return appendRPCError(body, wire.CodeMethodNotFound, "Method not found")
+}
+
+func appendRPCError(body []byte, code wire.Code, msg string) []byte {
+	body = append(body, `,"error":{"code":`...)
+	body = strconv.AppendInt(body, int64(code), 10)
+	body = append(body, `,"message":`...)
+	body = wire.AppendString(body, msg)
+	return append(body, "}}"...)
+}
+
+// paramHeaders returns the Mcp-Param-* headers a 2026-07-28 upstream
+// requires of a call of a tool with x-mcp-header declarations, name and
+// value, from the arguments: an argument that is absent or null has none.
+func paramHeaders(params []wire.HeaderParam, args wire.RawJSON) []string {
+	if len(params) == 0 {
+		return nil
+	}
+	out := make([]string, 0, 2*len(params))
+	for _, p := range params {
+		v := args
+		ok := true
+		for _, key := range p.Path {
+			if v, ok = strictjson.Member(v, key); !ok {
+				break
+			}
+		}
+		if !ok || string(v) == "null" {
+			continue
+		}
+		value := string(v)
+		if v[0] == '"' {
+			if value, ok = strictjson.Unquote(v); !ok {
+				continue
+			}
+			value = headerValue(value)
+		}
+		out = append(out, p.Name, value)
+	}
+	return out
+}
+
+// headerValue returns s as a header value: as it is when it is visible
+// ASCII with no white space at its ends, otherwise in the sentinel form
+// =?base64?…?= that SEP-2243 defines for any other string.
+func headerValue(s string) string {
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && s[0] != '\t' && s[len(s)-1] != '\t'
+	for i := 0; plain && i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			plain = false
+		}
+	}
+	if plain && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")) {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// The hop recorder is created with the client (newClient).
+func newHops(o Options, c *client) *telemetry.Hops {
+	return telemetry.NewHops(o.TracerProvider, o.MeterProvider, c.addr, c.port)
+}

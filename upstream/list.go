@@ -1,0 +1,248 @@
+package upstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/internal/toolrun"
+	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// listed is one tool of the upstream's tools/list, its schemas as sent.
+type listed struct {
+	Name         string                    `json:"name"`
+	Title        string                    `json:"title"`
+	Description  string                    `json:"description"`
+	InputSchema  wire.RawJSON              `json:"inputSchema"`
+	OutputSchema wire.RawJSON              `json:"outputSchema"`
+	Annotations  *protocol.ToolAnnotations `json:"annotations"`
+	Icons        []protocol.Icon           `json:"icons"`
+	Meta         map[string]wire.RawJSON   `json:"_meta"`
+}
+
+// listPage is one page of tools/list.
+type listPage struct {
+	Tools      []listed `json:"tools"`
+	NextCursor *string  `json:"nextCursor"`
+}
+
+// Bounds on one upstream's tools/list: an upstream that pages forever
+// must not hold Connect forever.
+const (
+	maxPages = 1000
+	maxTools = 10000
+)
+
+// listTools reads every page of the upstream's tools/list.
+func (c *client) listTools(ctx context.Context) ([]listed, error) {
+	var (
+		all    []listed
+		cursor *string
+		seen   = map[string]bool{}
+	)
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("more than %d pages", maxPages)
+		}
+		p, err := c.listPage(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p.Tools...)
+		if len(all) > maxTools {
+			return nil, fmt.Errorf("more than %d tools", maxTools)
+		}
+		if p.NextCursor == nil {
+			return all, nil
+		}
+		if seen[*p.NextCursor] {
+			return nil, fmt.Errorf("the cursor %q came back: the pages loop", truncate(*p.NextCursor, 64))
+		}
+		seen[*p.NextCursor] = true
+		cursor = p.NextCursor
+	}
+}
+
+// listPage asks for the page at cursor (nil: the first).
+func (c *client) listPage(ctx context.Context, cursor *string) (listPage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
+	defer cancel()
+	id := c.ids.Add(1)
+	body := c.appendHead(nil, id, wire.MethodToolsList)
+	body = append(body, `,"params":{`...)
+	if cursor != nil {
+		body = append(body, `"cursor":`...)
+		body = wire.AppendString(body, *cursor)
+	}
+	if !c.legacy {
+		if cursor != nil {
+			body = append(body, ',')
+		}
+		body = append(body, `"_meta":`...)
+		body = c.appendMeta(body, nil, 0, "", "")
+	}
+	body = append(body, "}}"...)
+	m, err := c.call(ctx, &request{id: id, method: wire.MethodToolsList, body: body})
+	if err != nil {
+		return listPage{}, err
+	}
+	if m.err != nil {
+		return listPage{}, fmt.Errorf("error %d: %s", m.err.code, truncate(m.err.message, maxMessage))
+	}
+	var p listPage
+	if err := strictjson.Unmarshal(m.result, &p); err != nil {
+		return listPage{}, fmt.Errorf("the result does not read: %w", err)
+	}
+	if p.Tools == nil {
+		return listPage{}, errors.New("the result has no tools array")
+	}
+	return p, nil
+}
+
+// serve builds the served tools of the listed ones that the filters
+// admit. A tool the gateway cannot serve (no name, an input schema that is
+// not an object, invalid x-mcp-header declarations) is left out and
+// logged, not fatal: the upstream's other tools are still served.
+func (c *client) serve(list []listed, o Options) ([]*tools.Tool, error) {
+	for _, p := range slices.Concat(o.Include, o.Exclude) {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("filter %q: %w", p, err)
+		}
+	}
+	var kept []listed
+	for _, l := range list {
+		if admitted(l.Name, o.Include, o.Exclude) {
+			kept = append(kept, l)
+		}
+	}
+	names := make([]string, len(kept))
+	for i, l := range kept {
+		names[i] = l.Name
+	}
+	served := servedNames(o.Prefix, names)
+	var out []*tools.Tool
+	for i, l := range kept {
+		t, err := c.build(l, served[i], o)
+		if err != nil {
+			c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(l.Name, 128), "reason", err.Error())
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// build makes the served tool of l.
+func (c *client) build(l listed, served string, o Options) (*tools.Tool, error) {
+	if l.Name == "" {
+		return nil, errors.New("no name")
+	}
+	if strictjson.Kind(l.InputSchema) != '{' {
+		return nil, errors.New("its inputSchema is not an object")
+	}
+	if l.OutputSchema != nil && strictjson.Kind(l.OutputSchema) != '{' {
+		l.OutputSchema = nil // 2025-era upstreams may send null
+	}
+	def := wire.Tool{
+		Name:         served,
+		Title:        l.Title,
+		Description:  l.Description,
+		InputSchema:  l.InputSchema,
+		OutputSchema: l.OutputSchema,
+		Annotations:  l.Annotations,
+		Icons:        l.Icons,
+	}
+	if len(l.Meta) > 0 {
+		def.Meta = make(map[string]any, len(l.Meta))
+		for k, v := range l.Meta {
+			def.Meta[k] = v
+		}
+	}
+	scopes := slices.Concat(o.Scopes, o.ToolScopes[l.Name])
+	quoted, err := strictjson.Marshal(l.Name)
+	if err != nil {
+		return nil, err
+	}
+	r := &remote{name: l.Name, quoted: quoted, header: []string{headerValue(l.Name)}}
+	rt, err := toolrun.NewForward(def, c.callTimeout, scopes, c.forward(r))
+	if err != nil {
+		return nil, err
+	}
+	r.headers = rt.HeaderParams()
+	return toolrun.Wrap(rt).(*tools.Tool), nil
+}
+
+// admitted applies the filters to an upstream tool's name.
+func admitted(name string, include, exclude []string) bool {
+	in := len(include) == 0
+	for _, p := range include {
+		if ok, _ := path.Match(p, name); ok {
+			in = true
+			break
+		}
+	}
+	for _, p := range exclude {
+		if ok, _ := path.Match(p, name); ok {
+			return false
+		}
+	}
+	return in
+}
+
+// maxName is the longest served name: what model APIs accept as a
+// function name, shorter than the 128 the MCP tool-name rule allows.
+const maxName = 64
+
+// servedNames returns the served name of each of the upstream's names:
+// prefix and name, each character outside the tool-name alphabet A-Z a-z
+// 0-9 _ . - replaced by '_'. A name then longer than maxName, or the same
+// as another's, keeps its first bytes and ends in '-' and 8 hex digits of the SHA-256 of the
+// prefix and the upstream's name: the names depend on nothing but the
+// prefix and the names, so every replica and every restart serves the
+// same ones.
+func servedNames(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	count := map[string]int{}
+	for i, n := range names {
+		out[i] = sanitize(prefix + n)
+		count[out[i]]++
+	}
+	for i, n := range names {
+		if len(out[i]) > maxName || count[out[i]] > 1 {
+			sum := sha256.Sum256([]byte(prefix + "\x00" + n))
+			keep := min(len(out[i]), maxName-9)
+			out[i] = out[i][:keep] + "-" + hex.EncodeToString(sum[:4])
+		}
+	}
+	// A hashed name could, in theory, equal another name as it is: the
+	// later one gets a longer hash.
+	seen := map[string]bool{}
+	for i, n := range names {
+		if seen[out[i]] {
+			sum := sha256.Sum256([]byte(prefix + "\x00" + n))
+			keep := min(len(out[i]), maxName-17)
+			out[i] = out[i][:keep] + "-" + hex.EncodeToString(sum[:8])
+		}
+		seen[out[i]] = true
+	}
+	return out
+}
+
+// sanitize replaces each character outside the tool-name alphabet with '_'.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}

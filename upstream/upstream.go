@@ -1,0 +1,154 @@
+// Package upstream serves the tools of another MCP server as tools of a
+// wymcp server: the gateway half of wymcp (docs/design.md §10).
+//
+// [Connect] reaches an upstream MCP server over Streamable HTTP, negotiates
+// its revision (2026-07-28 through server/discover; otherwise initialize,
+// with 2025-11-25 or 2025-06-18 and an upstream session kept by this
+// process), and reads every page of its tools/list. [Upstream.Tools]
+// returns them as ordinary tools for wymcp.New, under served names that
+// carry the configured prefix. A call of one is forwarded: the client's
+// arguments as it sent them, its progress token, its cancellation and the
+// trace context go upstream, and the upstream's result comes back as its
+// bytes. A multi-round-trip call passes through, the upstream's
+// requestState sealed inside the server's own. Every other upstream
+// outcome has one specified answer (docs/design.md §10a).
+//
+// The upstream is called with the gateway's own [Credentials], never the
+// client's token. A circuit breaker answers a dead upstream's tools at
+// once, and lets a call through now and then to learn when it is back; a
+// slow upstream holds only its own calls, up to [Options.MaxInFlight].
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wymcp/wymcp/tools"
+)
+
+// Options configures one upstream. The zero value of every field but Name
+// and URL is a usable default.
+type Options struct {
+	// Name names the upstream in the answers of its failed calls, in
+	// spans, metrics and logs. Required.
+	Name string
+	// URL is the upstream's MCP endpoint (http or https). Required.
+	URL string
+	// Prefix goes before each upstream tool's name to make its served
+	// name; "" serves the names as they are. See [Upstream.Tools] for how
+	// a name that would be invalid or longer than 64 characters is made
+	// valid.
+	Prefix string
+	// Include and Exclude filter the upstream's tools by name (the
+	// upstream's, before the prefix), with path.Match patterns: a tool is
+	// served when it matches some Include pattern (or Include is empty)
+	// and no Exclude pattern.
+	Include, Exclude []string
+	// Scopes are OAuth scopes a caller needs for every tool of the
+	// upstream; ToolScopes adds scopes per tool, by the upstream's name.
+	Scopes     []string
+	ToolScopes map[string][]string
+	// Credentials authenticate the gateway to the upstream; nil sends
+	// none.
+	Credentials Credentials
+	// Versions are the revisions the gateway may speak to the upstream,
+	// in order of preference; nil means all it knows: 2026-07-28,
+	// 2025-11-25, 2025-06-18.
+	Versions []string
+
+	// CallTimeout bounds one forwarded call (the served tool's deadline);
+	// 0 means 60 seconds.
+	CallTimeout time.Duration
+	// ConnectTimeout bounds Connect's exchanges (negotiation and every
+	// page of tools/list), and a 2025-era upstream's new session; 0 means
+	// 10 seconds.
+	ConnectTimeout time.Duration
+	// MaxConns bounds the gateway's connections to the upstream; 0 means
+	// 64. It applies to the HTTP client Connect makes, not to HTTPClient.
+	MaxConns int
+	// MaxInFlight bounds the calls forwarded at once; a call past it is
+	// answered at once, as a tool error; 0 means 256.
+	MaxInFlight int
+	// MaxResponseBytes bounds one message from the upstream (an answer, or
+	// one event of its stream); a larger one is refused, not buffered; 0
+	// means 4 MiB.
+	MaxResponseBytes int64
+	// BreakerFailures consecutive failures of the upstream itself
+	// (unreachable, HTTP 5xx, a malformed answer) open its circuit for
+	// BreakerCooldown, during which its calls are answered at once; then
+	// one call goes through, and its outcome closes or reopens the
+	// circuit. 0 means 5 failures and 5 seconds; a negative
+	// BreakerFailures turns the breaker off.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+
+	// HTTPClient sends the requests; nil means a client of the upstream's
+	// own, with MaxConns. It must not follow redirects to another host
+	// with the gateway's credentials: the default follows none.
+	HTTPClient *http.Client
+	// TracerProvider and MeterProvider record the CLIENT span around each
+	// hop and mcp.client.operation.duration; nil means OpenTelemetry's
+	// global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Logger records tools left out and sessions re-established; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Upstream is a connected upstream MCP server. Its methods are safe for
+// concurrent use.
+type Upstream struct {
+	c     *client
+	tools []*tools.Tool
+}
+
+// Connect reaches the upstream, negotiates its revision and reads its
+// tools. ctx bounds the whole of it (and Options.ConnectTimeout each
+// exchange); it does not bound the Upstream afterwards.
+func Connect(ctx context.Context, opts Options) (*Upstream, error) {
+	c, err := newClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Connect's requests are the gateway's own, on no caller's behalf.
+	ctx = own(ctx)
+	if err := c.negotiate(ctx); err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", opts.Name, err)
+	}
+	list, err := c.listTools(ctx)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("upstream %s: tools/list: %w", opts.Name, err)
+	}
+	ts, err := c.serve(list, opts)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("upstream %s: %w", opts.Name, err)
+	}
+	return &Upstream{c: c, tools: ts}, nil
+}
+
+// Tools returns the upstream's tools as the server serves them, in the
+// upstream's order. A served name is Prefix followed by the upstream's
+// name, with every character outside A-Z a-z 0-9 _ . - replaced by '_'; a name
+// that is then longer than 64 characters (what model APIs accept), or the
+// same as another's, keeps its first 55 bytes and ends in '-' and 8 hex
+// digits of a hash of the upstream's name, so that the same upstream
+// always yields the same names. It is a copy.
+func (u *Upstream) Tools() []*tools.Tool { return append([]*tools.Tool(nil), u.tools...) }
+
+// Version returns the revision negotiated with the upstream.
+func (u *Upstream) Version() string { return u.c.version }
+
+// Close ends the upstream session of a 2025-era upstream (an HTTP DELETE
+// of its session id) and closes idle connections. Calls forwarded after
+// Close fail.
+func (u *Upstream) Close() error { return u.c.close() }
+
