@@ -224,28 +224,29 @@ type AuthOptions struct {
 
 // resolve checks a and returns the authentication stage of a server
 // serving set.
-func (a *AuthOptions) resolve(set *toolrun.Set) (*config.Auth, error) {
+func (a *AuthOptions) resolve(set *toolrun.Set) (*config.Auth, *authStage, error) {
 	if a.Authenticator == nil {
-		return nil, errors.New("wymcp: AuthOptions needs an Authenticator")
+		return nil, nil, errors.New("wymcp: AuthOptions needs an Authenticator")
 	}
 	if m := a.ResourceMetadata; m != "" {
 		// It goes into a quoted-string of every challenge: it must be an
 		// absolute URL that cannot end the string.
 		u, err := url.Parse(m)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(m, "\"\\ ") {
-			return nil, fmt.Errorf("wymcp: AuthOptions.ResourceMetadata %q is not an absolute http(s) URL", m)
+			return nil, nil, fmt.Errorf("wymcp: AuthOptions.ResourceMetadata %q is not an absolute http(s) URL", m)
 		}
 	}
 	for _, s := range a.RequiredScopes {
 		if !caller.ValidScope(s) {
-			return nil, fmt.Errorf("wymcp: AuthOptions.RequiredScopes: invalid scope %q (RFC 6749 §3.3)", s)
+			return nil, nil, fmt.Errorf("wymcp: AuthOptions.RequiredScopes: invalid scope %q (RFC 6749 §3.3)", s)
 		}
 	}
-	auth := &config.Auth{Check: newAuthStage(a, set).check, RecordSubject: a.RecordSubject}
+	stage := newAuthStage(a, set)
+	auth := &config.Auth{Check: stage.check, RecordSubject: a.RecordSubject}
 	if r, ok := a.Authenticator.(Readier); ok {
 		auth.Ready = r.Ready
 	}
-	return auth, nil
+	return auth, stage, nil
 }
 
 // Readier is implemented by an [Authenticator] that can be unable to check

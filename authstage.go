@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
@@ -37,9 +38,10 @@ type authStage struct {
 	authn    Authenticator
 	metadata string   // resource_metadata for the challenges; "" for none
 	required []string // needed by every request
-	// needs holds, for each tool that has scopes of its own, every scope a
-	// call of it needs: the required ones and the tool's.
-	needs map[*toolrun.Tool][]string
+	// needs holds, for each tool of the current set that has scopes of its
+	// own, every scope a call of it needs: the required ones and the
+	// tool's. Server.SetTools replaces it (setTools).
+	needs atomic.Pointer[map[*toolrun.Tool][]string]
 }
 
 func newAuthStage(a *AuthOptions, set *toolrun.Set) *authStage {
@@ -47,21 +49,33 @@ func newAuthStage(a *AuthOptions, set *toolrun.Set) *authStage {
 		authn:    a.Authenticator,
 		metadata: a.ResourceMetadata,
 		required: slices.Clone(a.RequiredScopes),
-		needs:    map[*toolrun.Tool][]string{},
 	}
-	for _, t := range set.Tools() {
-		if scopes := t.Scopes(); len(scopes) > 0 {
-			s.needs[t] = union(s.required, scopes)
-		}
-	}
+	s.setTools(set)
 	return s
 }
 
+// setTools makes the needs of set's tools the ones looked up.
+func (s *authStage) setTools(set *toolrun.Set) {
+	needs := map[*toolrun.Tool][]string{}
+	for _, t := range set.Tools() {
+		if scopes := t.Scopes(); len(scopes) > 0 {
+			needs[t] = union(s.required, scopes)
+		}
+	}
+	s.needs.Store(&needs)
+}
+
 // need returns every scope a request needs: the required ones, and a
-// scoped tool's when it calls one.
+// scoped tool's when it calls one. A tool of a set just replaced, which a
+// request resolved before the swap, still needs its scopes.
 func (s *authStage) need(tool *toolrun.Tool) []string {
-	if n, ok := s.needs[tool]; ok {
+	if n, ok := (*s.needs.Load())[tool]; ok {
 		return n
+	}
+	if tool != nil {
+		if scopes := tool.Scopes(); len(scopes) > 0 {
+			return union(s.required, scopes)
+		}
 	}
 	return s.required
 }

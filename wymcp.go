@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -145,6 +146,10 @@ type Server struct {
 	handler *transport.Handler
 	system  *actors.System
 	drain   drain
+	// auth is the auth stage, nil when auth is off; swap serializes
+	// SetTools.
+	auth *authStage
+	swap sync.Mutex
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -157,15 +162,11 @@ func New(info protocol.Implementation, opts *Options, ts ...*tools.Tool) (*Serve
 	if info.Name == "" || info.Version == "" {
 		return nil, errors.New("wymcp: the server Implementation needs a name and a version")
 	}
-	compiled := make([]*toolrun.Tool, len(ts))
-	for i, t := range ts {
-		compiled[i] = toolrun.Of(t)
-	}
-	set, err := toolrun.NewSet(compiled...)
+	set, err := newSet(ts)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := opts.resolve(info, set)
+	cfg, stage, err := opts.resolve(info, set)
 	if err != nil {
 		return nil, err
 	}
@@ -174,21 +175,67 @@ func New(info protocol.Implementation, opts *Options, ts ...*tools.Tool) (*Serve
 		return nil, err
 	}
 	h := transport.New(cfg, sys, telemetry.New(cfg))
-	return &Server{handler: h, system: sys, drain: drain{delay: cfg.DrainDelay}}, nil
+	return &Server{handler: h, system: sys, auth: stage, drain: drain{delay: cfg.DrainDelay}}, nil
+}
+
+// newSet compiles ts into a tool set.
+func newSet(ts []*tools.Tool) (*toolrun.Set, error) {
+	compiled := make([]*toolrun.Tool, len(ts))
+	for i, t := range ts {
+		compiled[i] = toolrun.Of(t)
+	}
+	return toolrun.NewSet(compiled...)
+}
+
+// unscoped refuses a scoped tool on a server without an authenticator: no
+// caller holds a scope, so it could be neither called nor listed. Say so
+// now, not per request.
+func unscoped(set *toolrun.Set) error {
+	for _, t := range set.Tools() {
+		if len(t.Scopes()) > 0 {
+			return fmt.Errorf("wymcp: tool %q requires scopes %q, but Options.Auth is nil (no caller could be granted them)", t.Name(), t.Scopes())
+		}
+	}
+	return nil
+}
+
+// SetTools replaces the server's tools while it serves, as a gateway does
+// when an upstream's tools change (package upstream). What New checks of a
+// tool set, SetTools checks, and on an error nothing changes. The new
+// tools/list is built and published at once; a call already under way
+// runs to its end with the tool it named, and the next request sees the
+// new set. A tools/list cursor of the old set is refused (-32602): the
+// client lists again from the start. Calls of SetTools are serialized.
+func (s *Server) SetTools(ts ...*tools.Tool) error {
+	set, err := newSet(ts)
+	if err != nil {
+		return err
+	}
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	if s.auth == nil {
+		if err := unscoped(set); err != nil {
+			return err
+		}
+	} else {
+		// The needs first: a call resolved in the new set finds its tool's.
+		s.auth.setTools(set)
+	}
+	return s.handler.SetTools(set)
 }
 
 // resolve returns the configuration o stands for: every zero field replaced
 // by its default, once, here (a nil o is all defaults). It fails on
 // options that cannot be served as written.
-func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (*config.Server, error) {
+func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *config.Server, stage *authStage, err error) {
 	if o == nil {
 		o = &Options{}
 	}
 	versions, err := wire.NewVersions(o.Versions)
 	if err != nil {
-		return nil, fmt.Errorf("wymcp: Options.Versions: %w", err)
+		return nil, nil, fmt.Errorf("wymcp: Options.Versions: %w", err)
 	}
-	cfg := &config.Server{
+	cfg = &config.Server{
 		Versions:       versions,
 		Info:           info,
 		Instructions:   o.Instructions,
@@ -235,30 +282,23 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (*conf
 		cfg.Logger = slog.Default()
 	}
 	if o.Auth != nil {
-		var err error
-		if cfg.Auth, err = o.Auth.resolve(set); err != nil {
-			return nil, err
+		if cfg.Auth, stage, err = o.Auth.resolve(set); err != nil {
+			return nil, nil, err
 		}
-	} else {
-		// Without an authenticator no caller holds a scope: a scoped tool
-		// could be neither called nor listed. Say so now, not per request.
-		for _, t := range set.Tools() {
-			if len(t.Scopes()) > 0 {
-				return nil, fmt.Errorf("wymcp: tool %q requires scopes %q, but Options.Auth is nil (no caller could be granted them)", t.Name(), t.Scopes())
-			}
-		}
+	} else if err := unscoped(set); err != nil {
+		return nil, nil, err
 	}
 	switch {
 	case o.StateTTL == 0:
 		cfg.StateTTL = defaultStateTTL
 	case o.StateTTL < 0:
-		return nil, fmt.Errorf("wymcp: Options.StateTTL %v is negative", o.StateTTL)
+		return nil, nil, fmt.Errorf("wymcp: Options.StateTTL %v is negative", o.StateTTL)
 	default:
 		cfg.StateTTL = o.StateTTL
 	}
 	for i, k := range o.StateKeys {
 		if len(k) != reqstate.KeySize {
-			return nil, fmt.Errorf("wymcp: Options.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), reqstate.KeySize)
+			return nil, nil, fmt.Errorf("wymcp: Options.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), reqstate.KeySize)
 		}
 		cfg.StateKeys = append(cfg.StateKeys, bytes.Clone(k))
 	}
@@ -268,7 +308,7 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (*conf
 		rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
 		cfg.StateKeys = [][]byte{key}
 	}
-	return cfg, nil
+	return cfg, stage, nil
 }
 
 // ServeHTTP answers one MCP message.

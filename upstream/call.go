@@ -61,8 +61,8 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	}
 	tp, ts := hop.TraceContext(ctx)
 	req := &request{
-		id:     id,
-		method: wire.MethodToolsCall,
+		id:       id,
+		method:   wire.MethodToolsCall,
 		name:     r.header,
 		body:     c.callBody(id, r, f, progress, tp, ts),
 		trace:    [2]string{tp, ts},

@@ -28,12 +28,12 @@ type client struct {
 	u         *url.URL
 	// addr and port are the upstream's host and port, for server.address
 	// and server.port.
-	addr     string
-	port     int
-	http     *http.Client
-	ownHTTP  bool
+	addr    string
+	port    int
+	http    *http.Client
+	ownHTTP bool
 	// direct is the transport requests go to without http.Client (send).
-	direct http.RoundTripper
+	direct   http.RoundTripper
 	creds    Credentials
 	maxBytes int64
 	versions []string
@@ -42,7 +42,7 @@ type client struct {
 	legacy  bool
 	// versionHeader is the MCP-Protocol-Version header's value: version.
 	versionHeader []string
-	log     *slog.Logger
+	log           *slog.Logger
 
 	connectTimeout, callTimeout time.Duration
 

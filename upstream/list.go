@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/internal/toolrun"
@@ -33,6 +34,18 @@ type listed struct {
 type listPage struct {
 	Tools      []listed `json:"tools"`
 	NextCursor *string  `json:"nextCursor"`
+	TTLMs      *int64   `json:"ttlMs"`
+	// raw is the page's tools as sent, to tell a changed list from the
+	// same one.
+	raw wire.RawJSON
+}
+
+// listing is the upstream's whole tools/list: its tools, the bytes they
+// were sent as, and the ttlMs of its first page (0 when it gave none).
+type listing struct {
+	tools []listed
+	raw   []byte
+	ttl   time.Duration
 }
 
 // Bounds on one upstream's tools/list: an upstream that pages forever
@@ -43,9 +56,9 @@ const (
 )
 
 // listTools reads every page of the upstream's tools/list.
-func (c *client) listTools(ctx context.Context) ([]listed, error) {
+func (c *client) listTools(ctx context.Context) (*listing, error) {
 	var (
-		all    []listed
+		all    = &listing{}
 		cursor *string
 		seen   = map[string]bool{}
 	)
@@ -57,8 +70,12 @@ func (c *client) listTools(ctx context.Context) ([]listed, error) {
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, p.Tools...)
-		if len(all) > maxTools {
+		all.tools = append(all.tools, p.Tools...)
+		all.raw = append(all.raw, p.raw...)
+		if page == 0 && p.TTLMs != nil && *p.TTLMs > 0 {
+			all.ttl = time.Duration(*p.TTLMs) * time.Millisecond
+		}
+		if len(all.tools) > maxTools {
 			return nil, fmt.Errorf("more than %d tools", maxTools)
 		}
 		if p.NextCursor == nil {
@@ -105,6 +122,7 @@ func (c *client) listPage(ctx context.Context, cursor *string) (listPage, error)
 	if p.Tools == nil {
 		return listPage{}, errors.New("the result has no tools array")
 	}
+	p.raw, _ = strictjson.Member(m.result, "tools")
 	return p, nil
 }
 
@@ -113,6 +131,9 @@ func (c *client) listPage(ctx context.Context, cursor *string) (listPage, error)
 // not an object, invalid x-mcp-header declarations) is left out and
 // logged, not fatal: the upstream's other tools are still served.
 func (c *client) serve(list []listed, o Options) ([]*tools.Tool, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
 	for _, p := range slices.Concat(o.Include, o.Exclude) {
 		if _, err := path.Match(p, ""); err != nil {
 			return nil, fmt.Errorf("filter %q: %w", p, err)

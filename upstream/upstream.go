@@ -20,10 +20,13 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -105,8 +108,14 @@ type Options struct {
 // Upstream is a connected upstream MCP server. Its methods are safe for
 // concurrent use.
 type Upstream struct {
-	c     *client
-	tools []*tools.Tool
+	c    *client
+	opts Options
+	// tools are the served tools, and raw the tools/list they were built
+	// from; mu serializes Refresh.
+	mu    sync.Mutex
+	tools atomic.Pointer[[]*tools.Tool]
+	raw   []byte
+	ttl   time.Duration
 }
 
 // Connect reaches the upstream, negotiates its revision and reads its
@@ -122,17 +131,72 @@ func Connect(ctx context.Context, opts Options) (*Upstream, error) {
 	if err := c.negotiate(ctx); err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", opts.Name, err)
 	}
-	list, err := c.listTools(ctx)
-	if err != nil {
+	u := &Upstream{c: c, opts: opts}
+	if _, err := u.refresh(ctx); err != nil {
 		c.close()
-		return nil, fmt.Errorf("upstream %s: tools/list: %w", opts.Name, err)
+		return nil, err
 	}
-	ts, err := c.serve(list, opts)
+	return u, nil
+}
+
+// Refresh reads the upstream's tools/list again, and reports whether it
+// changed; when it did, [Upstream.Tools] returns the new tools from then
+// on (give them to wymcp.Server.SetTools). On an error the tools are
+// unchanged.
+func (u *Upstream) Refresh(ctx context.Context) (changed bool, err error) {
+	return u.refresh(own(ctx))
+}
+
+func (u *Upstream) refresh(ctx context.Context) (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	list, err := u.c.listTools(ctx)
 	if err != nil {
-		c.close()
-		return nil, fmt.Errorf("upstream %s: %w", opts.Name, err)
+		return false, fmt.Errorf("upstream %s: tools/list: %w", u.opts.Name, err)
 	}
-	return &Upstream{c: c, tools: ts}, nil
+	u.ttl = list.ttl
+	if u.tools.Load() != nil && bytes.Equal(list.raw, u.raw) {
+		return false, nil
+	}
+	ts, err := u.c.serve(list.tools, u.opts)
+	if err != nil {
+		return false, fmt.Errorf("upstream %s: %w", u.opts.Name, err)
+	}
+	u.raw = list.raw
+	u.tools.Store(&ts)
+	return true, nil
+}
+
+// Watch refreshes the upstream's tools until ctx ends, and calls changed
+// with them each time they change. It refreshes every interval; an
+// interval of 0 means the upstream's own ttlMs (how long its tools/list
+// may be cached), or a minute when it gives none. A refresh that fails is
+// logged, and the tools stay as they were until one succeeds.
+func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed func([]*tools.Tool)) {
+	for {
+		wait := interval
+		if wait <= 0 {
+			u.mu.Lock()
+			wait = u.ttl
+			u.mu.Unlock()
+			if wait <= 0 {
+				wait = time.Minute
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		ok, err := u.Refresh(ctx)
+		if err != nil {
+			u.c.log.Warn("upstream tools/list failed; its tools stay as they were", "upstream", u.opts.Name, "error", err.Error())
+			continue
+		}
+		if ok {
+			changed(u.Tools())
+		}
+	}
 }
 
 // Tools returns the upstream's tools as the server serves them, in the
@@ -142,7 +206,7 @@ func Connect(ctx context.Context, opts Options) (*Upstream, error) {
 // same as another's, keeps its first 55 bytes and ends in '-' and 8 hex
 // digits of a hash of the upstream's name, so that the same upstream
 // always yields the same names. It is a copy.
-func (u *Upstream) Tools() []*tools.Tool { return append([]*tools.Tool(nil), u.tools...) }
+func (u *Upstream) Tools() []*tools.Tool { return append([]*tools.Tool(nil), *u.tools.Load()...) }
 
 // Version returns the revision negotiated with the upstream.
 func (u *Upstream) Version() string { return u.c.version }
@@ -151,4 +215,3 @@ func (u *Upstream) Version() string { return u.c.version }
 // of its session id) and closes idle connections. Calls forwarded after
 // Close fail.
 func (u *Upstream) Close() error { return u.c.close() }
-

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/wymcp/wymcp/internal/caller"
@@ -19,28 +20,38 @@ import (
 // tables holds what the methods answer from, built once by precompute: the
 // server/discover result and every tools/list page as encoded bytes, and the
 // result _meta every tools/call answer carries. The request path only reads.
+// The tool lists are replaced whole when the server's tool set is
+// (System.SetTools); everything else is fixed.
 type tables struct {
 	// states seals and opens the requestState of multi-round-trip calls.
 	states         *reqstate.Ring
 	serverInfo     wire.RawJSON
 	serverMeta     wire.RawJSON
 	discoverResult []byte
-	// list is the tools/list every caller sees when no tool is scoped;
-	// scoped, when some are, builds each caller's own (scopedlist.go).
-	list   *listing
-	scoped *scopedLists
-	// legacy holds what the methods answer a 2025-era request of each
-	// served 2025 revision from; empty when none is served.
+	// lists are the tools/list answers of the current tool set.
+	lists atomic.Pointer[toolLists]
+	// params and versions are what building the lists needs.
+	params   listParams
+	versions []string
+	// legacy holds the initialize result of each served 2025 revision;
+	// empty when none is served.
 	legacy map[string]*eraTables
 }
 
-// eraTables is what the methods answer a 2025-era request from: the
-// initialize result that negotiated the revision, and the tools/list
-// pages in its shapes.
+// toolLists are the tools/list answers of one tool set: list, the list
+// every caller sees when no tool is scoped, or scoped, which builds each
+// caller's own (scopedlist.go); and the same in each served 2025 revision's
+// shapes.
+type toolLists struct {
+	list   *listing
+	scoped *scopedLists
+	eras   map[string]*toolLists
+}
+
+// eraTables is what the methods answer a 2025-era request from, besides
+// its lists: the initialize result that negotiated the revision.
 type eraTables struct {
 	initialize []byte
-	list       *listing
-	scoped     *scopedLists
 }
 
 // listing is one tools/list, paged: each page's encoded result, and the
@@ -61,6 +72,7 @@ type listParams struct {
 	scope  string
 	meta   wire.RawJSON
 	macKey []byte
+	secret []byte
 }
 
 func precompute(cfg *config.Server) (*tables, error) {
@@ -77,7 +89,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: the requestState key ring: %w", err)
 	}
-	t := &tables{states: states, serverInfo: info, serverMeta: meta}
+	t := &tables{states: states, serverInfo: info, serverMeta: meta, versions: cfg.Versions.List()}
 	// server/discover names no tool and depends on nothing about the
 	// caller, so every client may share it, whatever the authorization.
 	t.discoverResult, err = wire.AppendDiscoverResult(nil, wire.DiscoverResult{
@@ -92,32 +104,69 @@ func precompute(cfg *config.Server) (*tables, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding server/discover: %w", err)
 	}
+	for _, v := range t.versions[1:] {
+		e := &eraTables{}
+		if e.initialize, err = wire.AppendInitializeResult(nil, v, cfg.Info, cfg.Instructions); err != nil {
+			return nil, fmt.Errorf("wymcp: encoding the initialize result: %w", err)
+		}
+		if t.legacy == nil {
+			t.legacy = map[string]*eraTables{}
+		}
+		t.legacy[v] = e
+	}
+	t.params = listParams{
+		size:   cfg.PageSize,
+		ttlMs:  ttl.Milliseconds(),
+		scope:  wire.CacheScopePublic,
+		meta:   meta,
+		secret: cfg.CursorSecret,
+	}
+	lists, err := t.buildLists(cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
+	t.lists.Store(lists)
+	return t, nil
+}
 
-	all := cfg.Tools.Tools()
+// buildLists encodes the tools/list answers of set, in every revision
+// served.
+func (t *tables) buildLists(set *toolrun.Set) (*toolLists, error) {
+	all := set.Tools()
 	defs := make([]wire.Tool, len(all))
 	for i, tool := range all {
 		defs[i] = tool.Definition()
 	}
 	// The MAC key binds cursors to this tool set: a cursor from a server
-	// with other tools (an older deploy) is refused, not misread.
+	// with other tools (an older deploy, or the set before a SetTools) is
+	// refused, not misread.
 	encoded, err := wire.AppendTools(nil, defs)
 	if err != nil {
 		return nil, fmt.Errorf("wymcp: encoding tools: %w", err)
 	}
-	p := listParams{
-		size:   cfg.PageSize,
-		ttlMs:  ttl.Milliseconds(),
-		scope:  wire.CacheScopePublic,
-		meta:   meta,
-		macKey: append(append([]byte("wymcp tools/list cursor\x00"), cfg.CursorSecret...), encoded...),
-	}
-	if t.list, t.scoped, err = p.lists(all, defs); err != nil {
+	p := t.params
+	p.macKey = append(append([]byte("wymcp tools/list cursor\x00"), p.secret...), encoded...)
+	l := &toolLists{}
+	if l.list, l.scoped, err = p.lists(all, defs); err != nil {
 		return nil, err
 	}
-	if err := t.precomputeLegacy(cfg, all, defs, p); err != nil {
-		return nil, err
+	for _, v := range t.versions[1:] {
+		shaped := make([]wire.Tool, len(defs))
+		for i, d := range defs {
+			shaped[i] = wire.LegacyTool(d, v)
+		}
+		lp := p
+		lp.legacy = true
+		e := &toolLists{}
+		if e.list, e.scoped, err = lp.lists(all, shaped); err != nil {
+			return nil, err
+		}
+		if l.eras == nil {
+			l.eras = map[string]*toolLists{}
+		}
+		l.eras[v] = e
 	}
-	return t, nil
+	return l, nil
 }
 
 // lists returns the tools/list of every caller when no tool is scoped, or
@@ -131,31 +180,6 @@ func (p listParams) lists(all []*toolrun.Tool, defs []wire.Tool) (*listing, *sco
 	}
 	l, err := p.build(defs, nil)
 	return l, nil, err
-}
-
-// precomputeLegacy builds the eraTables of each 2025 revision served.
-func (t *tables) precomputeLegacy(cfg *config.Server, all []*toolrun.Tool, defs []wire.Tool, p listParams) error {
-	for _, v := range cfg.Versions.List()[1:] {
-		e := &eraTables{}
-		var err error
-		if e.initialize, err = wire.AppendInitializeResult(nil, v, cfg.Info, cfg.Instructions); err != nil {
-			return fmt.Errorf("wymcp: encoding the initialize result: %w", err)
-		}
-		shaped := make([]wire.Tool, len(defs))
-		for i, d := range defs {
-			shaped[i] = wire.LegacyTool(d, v)
-		}
-		lp := p
-		lp.legacy = true
-		if e.list, e.scoped, err = lp.lists(all, shaped); err != nil {
-			return err
-		}
-		if t.legacy == nil {
-			t.legacy = map[string]*eraTables{}
-		}
-		t.legacy[v] = e
-	}
-	return nil
 }
 
 // build encodes the pages of a list of defs. subset, when not nil, names
@@ -226,10 +250,11 @@ var emptyResult = []byte(`{}`)
 var errCursor = wire.Errorf(wire.CodeInvalidParams, "Invalid params: invalid cursor")
 
 func (t *tables) listTools(c *Call) Reply {
-	l, scoped := t.list, t.scoped
-	if e := t.era(c); e != nil {
-		l, scoped = e.list, e.scoped
+	lists := t.lists.Load()
+	if t.era(c) != nil {
+		lists = lists.eras[c.Request.Meta.ProtocolVersion]
 	}
+	l, scoped := lists.list, lists.scoped
 	if scoped != nil {
 		l = scoped.listing(caller.IdentityFrom(c.Ctx))
 	}

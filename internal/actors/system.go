@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/wymcp/wymcp/internal/config"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
@@ -271,4 +272,18 @@ func (a callActor) Receive(c actor.Context) {
 		call.settle(a.fn(call))
 		a.pool.put(c.Self())
 	}
+}
+
+// SetTools replaces the tools/list answers with those of set: the lists
+// are built first, then published at once, so a tools/list answers from
+// the old set or the new one, never a mix. Calls name their tool
+// themselves (the front resolves it): a call already resolved runs with
+// the tool it named.
+func (s *System) SetTools(set *toolrun.Set) error {
+	l, err := s.tables.buildLists(set)
+	if err != nil {
+		return err
+	}
+	s.tables.lists.Store(l)
+	return nil
 }

@@ -22,7 +22,7 @@ func (h *Handler) resolveTool(req *wire.Request) toolRef {
 	if req == nil || req.Method != wire.MethodToolsCall {
 		return toolRef{}
 	}
-	tool, name, ok := h.tools.Resolve(req.Name)
+	tool, name, ok := h.tools.Load().Resolve(req.Name)
 	return toolRef{tool: tool, name: name, ok: ok}
 }
 

@@ -22,7 +22,8 @@ const retryAfterSeconds = "1"
 type Handler struct {
 	sys     *actors.System
 	obs     *telemetry.Observer
-	tools   *toolrun.Set
+	// tools is the tool set calls are resolved in; SetTools replaces it.
+	tools   atomic.Pointer[toolrun.Set]
 	maxBody int64
 	// versions are the revisions served; pending, the requests sent to
 	// 2025-era clients that await their answers (legacy.go).
@@ -60,7 +61,6 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 	h := &Handler{
 		sys:         sys,
 		obs:         obs,
-		tools:       cfg.Tools,
 		versions:    cfg.Versions,
 		maxAsking:   askingBound(cfg.MaxInFlight),
 		maxBody:     cfg.MaxBodyBytes,
@@ -71,6 +71,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		hosts:       map[string]bool{},
 		drained:     make(chan struct{}),
 	}
+	h.tools.Store(cfg.Tools)
 	for _, o := range cfg.AllowedOrigins {
 		h.origins[o] = true
 	}
@@ -82,6 +83,17 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		h.authReady = cfg.Auth.Ready
 	}
 	return h
+}
+
+// SetTools replaces the tool set while the handler serves: the lists
+// first, then the set calls are resolved in. A request resolved before
+// the swap runs with the tool it resolved; one after, with the new set.
+func (h *Handler) SetTools(set *toolrun.Set) error {
+	if err := h.sys.SetTools(set); err != nil {
+		return err
+	}
+	h.tools.Store(set)
+	return nil
 }
 
 var (
