@@ -20,8 +20,8 @@ const retryAfterSeconds = "1"
 
 // Handler is the MCP endpoint: an http.Handler for POSTs to one path.
 type Handler struct {
-	sys     *actors.System
-	obs     *telemetry.Observer
+	sys *actors.System
+	obs *telemetry.Observer
 	// tools is the tool set calls are resolved in; SetTools replaces it.
 	tools   atomic.Pointer[toolrun.Set]
 	maxBody int64
