@@ -38,23 +38,28 @@ func (c *client) forward(r *remote) toolrun.Forward {
 // forwardCall forwards one call (docs/design.md §10a is the table of its
 // answers).
 func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwarding) toolrun.Forwarded {
+	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.name, c.version)
+	refuse := func(f *failure) toolrun.Forwarded {
+		out := c.failed(f)
+		hop.End(ctx, f.errorType(), "", out.Failure)
+		return out
+	}
 	if c.closed.Load() {
-		return c.failed(&failure{kind: kindClosed})
+		return refuse(&failure{kind: kindClosed})
 	}
 	if ok, wait := c.breaker.allow(time.Now()); !ok {
-		return c.failed(&failure{kind: kindUnavailable, detail: wait.Round(time.Second).String()})
+		return refuse(&failure{kind: kindUnavailable, detail: wait.Round(time.Millisecond).String()})
 	}
 	select {
 	case c.slots <- struct{}{}:
 	default:
 		c.breaker.release()
-		return c.failed(&failure{kind: kindBusy})
+		return refuse(&failure{kind: kindBusy})
 	}
 	defer func() { <-c.slots }()
 
-	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.name, c.version)
 	id := c.ids.Add(1)
-	hop.SetRequestID(strconv.FormatInt(id, 10))
+	hop.SetRequestID(id)
 	var progress int64
 	if toolrun.WantsProgress(ctx) {
 		progress = id
@@ -74,6 +79,11 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.params = paramHeaders(r.headers, f.Arguments)
 	}
 	m, err := c.call(ctx, req)
+	if err != nil && ctx.Err() != nil && c.legacy {
+		// A 2025-era upstream does not take a closed stream for a
+		// cancellation (its transport says so): it is told.
+		go c.cancelled(id, ctx.Err())
+	}
 	out, errorType, rpcCode, health := c.outcome(ctx, m, err)
 	switch health {
 	case healthy:
@@ -85,6 +95,24 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	}
 	hop.End(ctx, errorType, rpcCode, out.Failure)
 	return out
+}
+
+// cancelled tells a 2025-era upstream that the gateway gave up request
+// id (notifications/cancelled), on a context of its own: the call's has
+// ended. Best effort: the upstream's answer, if it comes, is not read.
+func (c *client) cancelled(id int64, why error) {
+	ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)
+	defer cancel()
+	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
+	body = strconv.AppendInt(body, id, 10)
+	reason := "the client went away"
+	if errors.Is(why, context.DeadlineExceeded) {
+		reason = "the call's deadline passed"
+	}
+	body = append(body, `,"reason":`...)
+	body = wire.AppendString(body, reason)
+	body = append(body, "}}"...)
+	_ = c.post(ctx, "", body)
 }
 
 // callBody encodes the tools/call request: the arguments, the retry's

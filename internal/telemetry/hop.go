@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -107,9 +108,9 @@ func (hop *Hop) TraceContext(ctx context.Context) (traceparent, tracestate strin
 }
 
 // SetRequestID records the request's JSON-RPC id.
-func (hop *Hop) SetRequestID(id string) {
+func (hop *Hop) SetRequestID(id int64) {
 	if hop.span.IsRecording() {
-		hop.span.SetAttributes(attribute.String(keyRequestID, id))
+		hop.span.SetAttributes(attribute.String(keyRequestID, strconv.FormatInt(id, 10)))
 	}
 }
 

@@ -33,6 +33,15 @@ type echoArgs struct {
 // a restart of the upstream would.
 func goSDKOrigin(t *testing.T, stateless bool) (url string, forget func()) {
 	t.Helper()
+	url, forget, _ = goSDKOriginSlow(t, stateless)
+	return url, forget
+}
+
+// goSDKOriginSlow is goSDKOrigin, with a tool "slow" that waits for its
+// call to be cancelled and then sends on the channel returned.
+func goSDKOriginSlow(t *testing.T, stateless bool) (url string, forget func(), cancelled <-chan struct{}) {
+	t.Helper()
+	gone := make(chan struct{}, 16)
 	newServer := func() *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-origin", Version: "1.8.0"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "echo", Title: "Echo", Description: "Echoes its text."},
@@ -61,6 +70,15 @@ func goSDKOrigin(t *testing.T, stateless bool) (url string, forget func()) {
 				name, _ := res.Content["name"].(string)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + name}}}, nil, nil
 			})
+		mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until cancelled."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				select {
+				case <-ctx.Done():
+					gone <- struct{}{}
+				case <-time.After(20 * time.Second):
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finished"}}}, nil, nil
+			})
 		return s
 	}
 	var (
@@ -81,7 +99,7 @@ func goSDKOrigin(t *testing.T, stateless bool) (url string, forget func()) {
 		cur.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	return hs.URL, reset
+	return hs.URL, reset, gone
 }
 
 // gateway connects to origin and serves its tools, prefixed, in both eras.
@@ -170,7 +188,7 @@ func TestGatewayGoSDKSessionful(t *testing.T) {
 			}
 			// go-sdk lists its tools sorted by name, and the gateway keeps
 			// the upstream's order.
-			if strings.Join(names, ",") != "sdk_ask,sdk_echo,sdk_steps" {
+			if strings.Join(names, ",") != "sdk_ask,sdk_echo,sdk_slow,sdk_steps" {
 				t.Fatalf("tools %q", names)
 			}
 			if list.Tools[1].Title != "Echo" || !strings.Contains(string(mustJSON(t, list.Tools[1].InputSchema)), `"the text to echo"`) {
@@ -282,5 +300,28 @@ func TestGatewayMCPGo(t *testing.T) {
 		if got := text(t, ctx, cs, &mcp.CallToolParams{Name: "sdk_echo", Arguments: map[string]any{"text": "hi"}}); got != "hi" {
 			t.Errorf("%s: echo: %q", v, got)
 		}
+	}
+}
+
+// TestGatewayCancelsUpstream: a client that gives up a call through the
+// gateway cancels it at a 2025-era upstream, which is told with
+// notifications/cancelled (its transport does not take a closed stream for
+// a cancellation).
+func TestGatewayCancelsUpstream(t *testing.T) {
+	origin, _, cancelled := goSDKOriginSlow(t, false)
+	_, url := gateway(t, origin)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var progress atomic.Int32
+	cs := connect(t, ctx, url, "", &progress)
+	callCtx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "sdk_slow", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("the call outlived its context")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream's tool was not cancelled")
 	}
 }
