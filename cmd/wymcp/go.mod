@@ -7,6 +7,7 @@ toolchain go1.26.10
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/goccy/go-json v0.12.0
+	github.com/goccy/go-yaml v1.19.2
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0

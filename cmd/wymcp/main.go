@@ -21,10 +21,18 @@
 // is shutting down, before its connection closes, and the exit status is
 // still 0, since every call admitted was answered.
 //
+// With -upstreams FILE it is also a gateway (gateway.go, upstreams.go): the
+// tools of the upstream MCP servers the file lists are served beside the
+// -tools set (-tools none: instead of it), each call forwarded. They are
+// connected before the listener opens; their tools are followed while it
+// serves (at each upstream's ttlMs, or its refresh interval), and SIGHUP
+// reads the file again; either replaces the served tools without a restart.
+//
 // Exit statuses: 0 after a stop (or -h); 1 when the server cannot start
-// or serve (a listener, or an OpenTelemetry exporter, that fails); 2 for a
-// bad command line. A second signal ends the process at once, killed by
-// that signal (a shell reports 128 + its number: 143 for SIGTERM).
+// or serve (a listener, an OpenTelemetry exporter or an upstream that
+// fails); 2 for a bad command line (a bad -upstreams file included). A
+// second signal ends the process at once, killed by that signal (a shell
+// reports 128 + its number: 143 for SIGTERM).
 package main
 
 import (
@@ -126,6 +134,10 @@ type config struct {
 	logFormat string
 	// metricsAddr is -metrics-addr: where Prometheus scrapes; "" for none.
 	metricsAddr string
+	// upstreamsFile is -upstreams, and upstreams the file as read at
+	// start (nil without the flag).
+	upstreamsFile string
+	upstreams     *upstreamsConfig
 }
 
 // The health endpoints, outside the MCP path (drain.go).
@@ -188,7 +200,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	fs.StringVar(&c.addr, "addr", defaultAddr, "TCP `address` to listen on (port 0 picks a free port); the default is $"+envAddr+" when set")
 	fs.StringVar(&c.path, "path", "/mcp", "URL `path` of the MCP endpoint")
-	fs.StringVar(&c.toolSet, "tools", "demo", "tool `set` to serve: "+strings.Join(toolSetNames(), ", "))
+	fs.StringVar(&c.toolSet, "tools", "demo", "tool `set` to serve: "+strings.Join(toolSetNames(), ", ")+" (none: only the tools of -upstreams)")
+	fs.StringVar(&c.upstreamsFile, "upstreams", "", "YAML (or JSON) `file` of upstream MCP servers whose tools are served too, each under its prefix (deploy/upstreams.example.yaml); re-read on SIGHUP")
 	versions := fs.String("versions", "2026-07-28", "protocol `revisions` served, comma-separated: 2026-07-28 and any of 2025-11-25, 2025-06-18, whose clients (initialize, then the 2025 shapes) are then served on the same endpoint, statelessly")
 	fs.Func("allow-origin", "browser `origin` allowed besides loopback ones (repeatable)", func(s string) error {
 		c.opts.AllowedOrigins = append(c.opts.AllowedOrigins, s)
@@ -264,6 +277,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.opts.StateTTL < 0 {
 		return nil, usageError{err: fmt.Errorf("-state-ttl %v must not be negative", c.opts.StateTTL)}
 	}
+	if c.upstreamsFile != "" {
+		if c.upstreams, err = loadUpstreams(c.upstreamsFile, c.auth.enabled()); err != nil {
+			return nil, usageError{err: err}
+		}
+	} else if c.toolSet == toolSetNone {
+		return nil, usageError{err: errors.New("-tools none needs -upstreams: there would be no tool to serve")}
+	}
 	if c.stateKeyFile != "" {
 		keys, err := readStateKeys(c.stateKeyFile)
 		if err != nil {
@@ -325,6 +345,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer flushOTel(tel, logger)
 	c.opts.TracerProvider, c.opts.MeterProvider = tel.tracerProvider, tel.meterProvider
 
+	// The upstreams, connected before the listener opens: "listening"
+	// means their tools are served. Their CLIENT spans and hop metrics go
+	// where the server's telemetry goes.
+	var gw *gateway
+	if c.upstreams != nil {
+		gw = newGateway(c.upstreams, c.auth.enabled(), ts, "the "+c.toolSet+" tool set", logger, tel.tracerProvider, tel.meterProvider)
+		// Deferred after flushOTel, so run before it: after the drain
+		// (the stop below), and at once on a failed start.
+		defer gw.close()
+		if ts, err = gw.open(ctx, c.upstreams); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while connecting
+			}
+			return fail(err)
+		}
+	}
+
 	// Listen first, so the line names the real address (-addr with port 0),
 	// and so that the server's own URL, the default audience of its tokens,
 	// is known. Nothing is served from the listener until everything that
@@ -348,6 +385,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		ln.Close()
 		return fail(err)
+	}
+	if gw != nil {
+		gw.start(srv)
+		// SIGHUP re-reads the file (gateway.reload).
+		hup, done := make(chan os.Signal, 1), make(chan struct{})
+		signal.Notify(hup, syscall.SIGHUP)
+		defer func() {
+			signal.Stop(hup)
+			close(done)
+		}()
+		go func() {
+			for {
+				select {
+				case <-hup:
+					gw.reload(ctx)
+				case <-ctx.Done():
+					return
+				case <-done:
+					return
+				}
+			}
+		}()
 	}
 	var metrics *metricsServer
 	if c.metricsAddr != "" {
@@ -402,7 +461,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
 			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
+	upstreams := 0
+	if gw != nil {
+		ups := gw.connected()
+		upstreams = len(ups)
+		for _, l := range ups {
+			logger.Info("upstream connected", l.logAttrs()...)
+		}
+	}
+	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "upstreams", upstreams, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
 
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()

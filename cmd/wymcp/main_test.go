@@ -309,7 +309,7 @@ func TestUsage(t *testing.T) {
 		want int
 		msg  string
 	}{
-		{"unknown tool set", []string{"-tools", "nope"}, 2, `unknown tool set "nope"; known sets: conformance, demo`},
+		{"unknown tool set", []string{"-tools", "nope"}, 2, `unknown tool set "nope"; known sets: conformance, demo, none`},
 		{"unknown flag", []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"stray argument", []string{"serve"}, 2, "unexpected arguments"},
 		{"bad path", []string{"-path", "mcp"}, 2, "must start with /"},

@@ -14,11 +14,16 @@ import (
 // a bad tool fails start-up with its error instead of a panic at init
 // (nothing is built as a side effect of importing the package).
 // "conformance" serves the fixtures of the official MCP conformance suite
-// (conformance/run.sh).
+// (conformance/run.sh); "none" serves no tool of its own, for a gateway
+// (-upstreams).
 var toolSets = map[string]func() ([]*tools.Tool, error){
 	"demo":        demoTools,
 	"conformance": conformanceTools,
+	toolSetNone:   func() ([]*tools.Tool, error) { return nil, nil },
 }
+
+// toolSetNone is the empty set: with -upstreams, a pure gateway.
+const toolSetNone = "none"
 
 // toolSetNames returns the known set names, sorted, for usage and errors.
 func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }

@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// The gateway (-upstreams) end to end: upstreams that are wymcp servers on
+// loopback, the program in process (or, for SIGHUP, in a child process),
+// called over HTTP.
+
+// originInfo is the upstreams' Implementation.
+var originInfo = protocol.Implementation{Name: "origin", Version: "1.0.0"}
+
+// serveOrigin serves ts as an upstream MCP server on 127.0.0.1 and returns
+// the server (for SetTools) and its URL.
+func serveOrigin(t *testing.T, opts *wymcp.Options, ts ...*tools.Tool) (*wymcp.Server, string) {
+	t.Helper()
+	s, err := wymcp.New(originInfo, opts, ts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return s, hs.URL + "/mcp"
+}
+
+// says is a tool that answers text.
+func says(name, text string) *tools.Tool {
+	return tools.Must(tools.New(name, "Says "+text+".", func(context.Context, struct{}) (string, error) { return text, nil }))
+}
+
+// sleeper is a tool that sleeps for d, then says so; it honours its
+// context.
+func sleeper(name string, d time.Duration) *tools.Tool {
+	return tools.Must(tools.New(name, "Sleeps.", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-time.After(d):
+			return "slept", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}))
+}
+
+// upstreamsFile writes the -upstreams file and returns its path.
+func upstreamsFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "upstreams.yaml")
+	}
+	// Written aside and renamed, as an operator's tool would: a reload
+	// never reads half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// toolNames lists the endpoint's tools, every page.
+func toolNames(t *testing.T, ep *mcptest.Endpoint) []string {
+	t.Helper()
+	var names []string
+	cursor := ""
+	for {
+		params := ""
+		if cursor != "" {
+			params = `"cursor":` + mcptest.Quote(cursor)
+		}
+		rep := ep.Send(t, mcptest.Call("tools/list", params))
+		res := rep.ExpectResult(t, "1")
+		list, _ := res["tools"].([]any)
+		for _, tool := range list {
+			names = append(names, tool.(map[string]any)["name"].(string))
+		}
+		next, _ := res["nextCursor"].(string)
+		if next == "" {
+			slices.Sort(names)
+			return names
+		}
+		cursor = next
+	}
+}
+
+// callText calls a tool through ep and returns its text and isError.
+func callText(t *testing.T, ep *mcptest.Endpoint, name, args string) (string, bool) {
+	t.Helper()
+	rep := ep.Send(t, mcptest.ToolCall(name, args))
+	return mcptest.ToolText(t, rep.ExpectResult(t, "1"))
+}
+
+// demoNames are the demo set's tools, sorted.
+var demoNames = []string{"add", "ask_name", "bad_result", "echo", "fail", "panic", "sleep"}
+
+// TestGateway: the demo set and two upstreams, one without a prefix,
+// served side by side; calls reach the right server.
+func TestGateway(t *testing.T) {
+	t.Parallel()
+	_, a := serveOrigin(t, nil, says("greet", "hello from a"))
+	_, b := serveOrigin(t, nil, says("echo", "echo from b"), says("hidden", "no"))
+	file := upstreamsFile(t, "", fmt.Sprintf(`
+upstreams:
+  - name: a
+    url: %s
+  - name: b
+    url: %s
+    prefix: b_
+    exclude: [hidden]
+`, a, b))
+	s := start(t, "-upstreams", file)
+	want := slices.Sorted(slices.Values(append(slices.Clone(demoNames), "greet", "b_echo")))
+	if got := toolNames(t, s.ep); !slices.Equal(got, want) {
+		t.Errorf("tools %q, want %q", got, want)
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"greet", `{}`, `"hello from a"`},
+		{"b_echo", `{}`, `"echo from b"`},
+		{"echo", `{"text":"the demo's"}`, `the demo's`},
+	} {
+		if text, isErr := callText(t, s.ep, c.tool, c.args); text != c.want || isErr {
+			t.Errorf("%s: %q (isError %v), want %q", c.tool, text, isErr, c.want)
+		}
+	}
+}
+
+// TestGatewayChangeRefused: an upstream's new tools that would take a
+// name already served are not served; the old set stays, and is logged.
+func TestGatewayChangeRefused(t *testing.T) {
+	t.Parallel()
+	origin, a := serveOrigin(t, &wymcp.Options{CacheTTL: 20 * time.Millisecond}, says("greet", "hi"))
+	file := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n")
+	log := &mcptest.SyncBuffer{}
+	s := startTo(t, log, "-upstreams", file)
+	if err := origin.SetTools(says("greet", "hi"), says("echo", "not the demo's")); err != nil {
+		t.Fatal(err)
+	}
+	const want = `level=ERROR msg="upstream tools changed, but the new set cannot be served; the served tools stay as they were" upstream=a err="-upstreams `
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no error logged:\n%s", log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(log.String(), `upstreams[0].prefix: upstream a would serve a tool as \"echo\", a name the demo tool set serves already`) {
+		t.Errorf("the error does not say why:\n%s", log)
+	}
+	if text, _ := callText(t, s.ep, "echo", `{"text":"demo"}`); text != "demo" {
+		t.Errorf("echo is no longer the demo's: %q", text)
+	}
+	if text, _ := callText(t, s.ep, "greet", `{}`); text != `"hi"` {
+		t.Errorf("greet: %q", text)
+	}
+}
+
+// TestGatewayToolsNone: -tools none serves the upstreams' tools alone.
+func TestGatewayToolsNone(t *testing.T) {
+	t.Parallel()
+	_, a := serveOrigin(t, nil, says("echo", "upstream echo"))
+	file := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n")
+	s := start(t, "-tools", "none", "-upstreams", file)
+	if got := toolNames(t, s.ep); !slices.Equal(got, []string{"echo"}) {
+		t.Errorf("tools %q, want [echo]", got)
+	}
+	if text, _ := callText(t, s.ep, "echo", `{}`); text != `"upstream echo"` {
+		t.Errorf("echo: %q", text)
+	}
+}
+
+// TestGatewayStartFailures: a name served twice is a bad configuration
+// (exit 2), an upstream that cannot be reached a failed start (exit 1);
+// each is one line naming the upstream.
+func TestGatewayStartFailures(t *testing.T) {
+	t.Parallel()
+	_, a := serveOrigin(t, nil, says("echo", "upstream echo"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/mcp"
+	l.Close()
+	dup := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n")
+	down := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n    prefix: a_\n  - name: down\n    url: "+closed+"\n    connectTimeout: 2s\n")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-upstreams", dup}, 2, "wymcp: -upstreams " + dup + `:2: upstreams[0].prefix: upstream a would serve a tool as "echo", a name the demo tool set serves already; give one of them a prefix, or exclude the tool` + "\n"},
+		{[]string{"-upstreams", down}, 1, `level=ERROR msg="wymcp: fatal" err="-upstreams ` + down + `:5: upstreams[1]: cannot connect: upstream down: `},
+	} {
+		var stdout, stderr strings.Builder
+		err := run(t.Context(), append([]string{"-addr", "127.0.0.1:0"}, tc.args...), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != tc.code {
+			t.Errorf("%q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+		}
+		got := stderr.String()
+		if !strings.Contains(got, tc.want) || strings.Count(got, "\n") != 1 || stdout.Len() != 0 {
+			t.Errorf("%q: stderr %q, stdout %q; want one line with %q", tc.args, got, stdout.String(), tc.want)
+		}
+	}
+}
+
+// versioned is a tool set whose "version" tool answers v, with v-1 more
+// tools, so that the list changes with it.
+func versioned(v int) []*tools.Tool {
+	ts := []*tools.Tool{says("version", fmt.Sprint(v))}
+	for i := 1; i < v; i++ {
+		ts = append(ts, says(fmt.Sprintf("more_%d", i), fmt.Sprint(i)))
+	}
+	return ts
+}
+
+// rawCall is a tools/call made from any goroutine: its status, text,
+// isError and id, or what went wrong.
+func rawCall(ctx context.Context, hc *http.Client, url, name string, id int) (text string, isErr bool, err error) {
+	req, err := mcptest.ToolCall(name, `{}`).WithID(id).Request(ctx, url)
+	if err != nil {
+		return "", false, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", false, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", false, err
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &msg) != nil || msg.Result == nil || len(msg.Result.Content) == 0 {
+		return "", false, fmt.Errorf("HTTP %d %s", resp.StatusCode, body)
+	}
+	if string(msg.ID) != fmt.Sprint(id) {
+		return "", false, fmt.Errorf("crossed: id %s for request %d", msg.ID, id)
+	}
+	return msg.Result.Content[0].Text, msg.Result.IsError, nil
+}
+
+// TestGatewayLiveTools: an upstream's tools change while calls run through
+// the gateway; the gateway sees it at the upstream's ttlMs and serves the
+// new set without a restart: no call fails or is crossed, and the new
+// tools are callable.
+func TestGatewayLiveTools(t *testing.T) {
+	t.Parallel()
+	origin, url := serveOrigin(t, &wymcp.Options{CacheTTL: 50 * time.Millisecond}, versioned(1)...)
+	file := upstreamsFile(t, "", "upstreams:\n  - name: o\n    url: "+url+"\n    prefix: o_\n")
+	s := start(t, "-tools", "none", "-upstreams", file)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	defer hc.CloseIdleConnections()
+
+	var (
+		wg          sync.WaitGroup
+		calls, errs atomic.Int64
+		stop        = make(chan struct{})
+		seen        sync.Map // the versions answered
+	)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := w*1_000_000 + i + 1
+				text, isErr, err := rawCall(context.Background(), hc, s.url, "o_version", id)
+				if err != nil || isErr {
+					if errs.Add(1) <= 5 {
+						t.Errorf("call %d: %q isError %v, %v", id, text, isErr, err)
+					}
+					continue
+				}
+				seen.Store(text, true)
+				calls.Add(1)
+			}
+		})
+	}
+	for v := 2; v <= 5; v++ {
+		time.Sleep(150 * time.Millisecond)
+		if err := origin.SetTools(versioned(v)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(toolNames(t, s.ep), "o_more_4") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream's new tools are not served 5 s after it changed: %q", toolNames(t, s.ep))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if text, isErr := callText(t, s.ep, "o_more_4", `{}`); text != `"4"` || isErr {
+		t.Errorf("a tool the upstream added: %q isError %v", text, isErr)
+	}
+	if _, ok := seen.Load(`"5"`); !ok || calls.Load() == 0 || errs.Load() != 0 {
+		t.Errorf("%d calls, %d failed; the last version answered: %v", calls.Load(), errs.Load(), ok)
+	}
+	t.Logf("%d calls through the changes, none failed", calls.Load())
+}
+
+// child is the program run as a child process (TestMain), for signals.
+type child struct {
+	cmd    *exec.Cmd
+	ep     *mcptest.Endpoint
+	stderr *mcptest.SyncBuffer
+	exited chan error
+}
+
+// startChild runs main with args in a child process and returns once it
+// listens.
+func startChild(t *testing.T, args ...string) *child {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: exec.Command(exe), stderr: &mcptest.SyncBuffer{}, exited: make(chan error, 1)}
+	c.cmd.Env = append(os.Environ(), "WYMCP_TEST_MAIN=1", "OTEL_SDK_DISABLED=true",
+		"WYMCP_TEST_ARGS="+strings.Join(append([]string{"-addr", "127.0.0.1:0", "-drain-delay", "0"}, args...), " "))
+	c.cmd.Stderr = c.stderr
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("the child's log:\n%s", c.stderr)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v; log:\n%s", err, c.stderr)
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, stdout)
+		c.exited <- c.cmd.Wait()
+	}()
+	url := strings.TrimSpace(strings.TrimPrefix(line, "wymcp listening on "))
+	pool := &http.Transport{}
+	t.Cleanup(pool.CloseIdleConnections)
+	c.ep = &mcptest.Endpoint{URL: url, HTTP: &http.Client{Transport: pool}, Info: protocol.Implementation{Name: "wymcp-demo", Version: version}}
+	return c
+}
+
+// waitLog waits until the child has logged want.
+func (c *child) waitLog(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.stderr.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child has not logged %q in 10 s", want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGatewaySIGHUP: on SIGHUP the file is read again: an upstream added is
+// served, one removed is gone, while a call to the removed one that was
+// under way is answered; a bad file changes nothing. The real signal, to
+// the real program in a child process.
+func TestGatewaySIGHUP(t *testing.T) {
+	t.Parallel()
+	_, a := serveOrigin(t, nil, says("one", "a one"), sleeper("slow", 700*time.Millisecond))
+	_, b := serveOrigin(t, nil, says("two", "b two"))
+	_, c := serveOrigin(t, nil, says("three", "c three"))
+	file := upstreamsFile(t, "", fmt.Sprintf("upstreams:\n  - {name: a, url: %q, prefix: a.}\n  - {name: b, url: %q}\n", a, b))
+	ch := startChild(t, "-tools", "none", "-upstreams", file)
+	if got, want := toolNames(t, ch.ep), []string{"a.one", "a.slow", "two"}; !slices.Equal(got, want) {
+		t.Fatalf("tools %q, want %q", got, want)
+	}
+
+	// A call to a's slow tool is under way when a is removed.
+	slow := make(chan string, 1)
+	go func() {
+		text, isErr, err := rawCall(context.Background(), ch.ep.HTTP, ch.ep.URL, "a.slow", 7)
+		slow <- fmt.Sprintf("%s %v %v", text, isErr, err)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	upstreamsFile(t, file, fmt.Sprintf("upstreams:\n  - {name: b, url: %q, prefix: b_}\n  - {name: c, url: %q, prefix: c_}\n", b, c))
+	if err := ch.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	ch.waitLog(t, "msg=\"upstreams reloaded\"")
+	if got, want := toolNames(t, ch.ep), []string{"b_two", "c_three"}; !slices.Equal(got, want) {
+		t.Errorf("after the reload: tools %q, want %q", got, want)
+	}
+	if got := <-slow; got != `"slept" false <nil>` {
+		t.Errorf("the call under way to the removed upstream: %s, want it answered", got)
+	}
+	ch.ep.Send(t, mcptest.ToolCall("a.one", `{}`)).ExpectError(t, 200, -32602, "1")
+	if text, isErr := callText(t, ch.ep, "c_three", `{}`); text != `"c three"` || isErr {
+		t.Errorf("the added upstream's tool: %q isError %v", text, isErr)
+	}
+	if text, isErr := callText(t, ch.ep, "b_two", `{}`); text != `"b two"` || isErr {
+		t.Errorf("the reconnected upstream's tool: %q isError %v", text, isErr)
+	}
+	if !strings.Contains(ch.stderr.String(), `added=c reconnected=b removed=a`) {
+		t.Errorf("the reload's log line does not say what changed:\n%s", ch.stderr)
+	}
+
+	// A bad file: logged, and nothing changes.
+	upstreamsFile(t, file, "upstreams:\n  - {name: b, url: 'ftp://b'}\n")
+	if err := ch.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	ch.waitLog(t, "upstreams not reloaded; serving as before")
+	if !strings.Contains(ch.stderr.String(), `err="-upstreams `+file+`:2: upstreams[0].url: \"ftp://b\" is not an http or https URL"`) {
+		t.Errorf("the bad file's error is not logged:\n%s", ch.stderr)
+	}
+	if got, want := toolNames(t, ch.ep), []string{"b_two", "c_three"}; !slices.Equal(got, want) {
+		t.Errorf("after a bad file: tools %q, want %q", got, want)
+	}
+
+	if err := ch.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ch.exited:
+		if err != nil {
+			var ee *exec.ExitError
+			errors.As(err, &ee)
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
