@@ -21,6 +21,7 @@ targets=(
 	"./internal/wire FuzzDecodeHeaderValue"
 	"./internal/wire FuzzAppendQuote"
 	"./internal/wire FuzzLegacy"
+	"./internal/wire FuzzPassThrough"
 	". FuzzServeHTTP"
 	"./internal/toolrun FuzzCallArguments"
 	"./internal/toolrun FuzzFastSchema"
@@ -30,6 +31,9 @@ targets=(
 	"./auth FuzzJWTVerify"
 	"./auth FuzzParseJWKS"
 	"./internal/reqstate FuzzOpenState"
+	"./upstream FuzzSSE"
+	"./upstream FuzzMessage"
+	"./upstream FuzzListPage"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context

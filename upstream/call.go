@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/url"
 	"fmt"
 	"strconv"
 	"strings"
@@ -243,8 +244,14 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 		text = "Upstream " + c.name + " refused the gateway's credentials (HTTP 401)."
 	case kindCredentials:
 		text = "The gateway could not get credentials for upstream " + c.name + "."
-		if f.err != nil {
-			text = fmt.Sprintf("The gateway could not get credentials for upstream %s: %s.", c.name, truncate(f.err.Error(), maxMessage))
+		var net *url.Error
+		switch {
+		case errors.As(f.err, &net):
+			// Where the token endpoint is, and how reaching it failed, is
+			// the operator's to read in the log, not the model's.
+			text = "The gateway could not get credentials for upstream " + c.name + ": its token endpoint is unreachable."
+		case f.err != nil:
+			text = fmt.Sprintf("The gateway could not get credentials for upstream %s: %s.", c.name, truncate(strings.TrimPrefix(f.err.Error(), "upstream: "), maxMessage))
 		}
 	case kindSessionLost:
 		text = "Upstream " + c.name + " lost its session, and a new one could not be made."
@@ -255,7 +262,7 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
 	}
-	if f.err != nil && f.kind != kindCredentials {
+	if f.err != nil {
 		c.log.Debug("upstream call failed", "upstream", c.name, "error", f.Error())
 	}
 	return toolrun.Forwarded{Failure: text}

@@ -279,10 +279,9 @@ func (c *client) call(ctx context.Context, req *request) (message, error) {
 				return m, err
 			}
 		case kindRefusedCreds:
-			if c.creds == nil {
+			if c.creds == nil || !c.creds.refused(ctx) {
 				return m, err
 			}
-			c.creds.refused(ctx)
 		default:
 			return m, err
 		}

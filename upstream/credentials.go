@@ -27,8 +27,9 @@ type Credentials interface {
 	apply(ctx context.Context, h http.Header) error
 	// refused tells the credentials that the upstream refused what apply
 	// set (HTTP 401): a cached token is dropped, so the one retry gets a
-	// fresh one.
-	refused(ctx context.Context)
+	// fresh one. retry is false when there is nothing else to send (static
+	// headers): then the 401 is the answer.
+	refused(ctx context.Context) (retry bool)
 }
 
 // maxStaticFile bounds the file StaticHeaders reads: a few headers, not a
@@ -162,7 +163,7 @@ func (s *staticHeaders) apply(_ context.Context, h http.Header) error {
 	return nil
 }
 
-func (s *staticHeaders) refused(context.Context) {}
+func (s *staticHeaders) refused(context.Context) bool { return false }
 
 // validHeaderName is httpguts.ValidHeaderFieldName: an RFC 9110 token.
 // The library does not depend on golang.org/x/net for these few lines.

@@ -189,7 +189,10 @@ func (c *clientCredentials) apply(ctx context.Context, h http.Header) error {
 	return nil
 }
 
-func (c *clientCredentials) refused(context.Context) { c.cache.drop("") }
+func (c *clientCredentials) refused(context.Context) bool {
+	c.cache.drop("")
+	return true
+}
 
 // tokenExchange is TokenExchange's Credentials.
 type tokenExchange struct {
@@ -233,14 +236,14 @@ func (t *tokenExchange) apply(ctx context.Context, h http.Header) error {
 	return nil
 }
 
-func (t *tokenExchange) refused(ctx context.Context) {
+func (t *tokenExchange) refused(ctx context.Context) bool {
 	if isOwn(ctx) {
-		t.gateway.refused(ctx)
-		return
+		return t.gateway.refused(ctx)
 	}
 	if id := caller.IdentityFrom(ctx); id != nil {
 		t.cache.drop(id.Subject)
 	}
+	return true
 }
 
 // endpoint is a token endpoint and the gateway's client there.
@@ -359,8 +362,10 @@ func (e *endpoint) request(ctx context.Context, form url.Values, exchange bool) 
 	req.SetBasicAuth(e.id, e.secret)
 	resp, err := e.http.Do(req)
 	if err != nil {
-		// A *url.Error names the URL and the cause, not the body.
-		return fail("%v", err)
+		// A *url.Error names the URL and the cause, not the body; it is
+		// wrapped, so that the gateway's answer can say "unreachable"
+		// without the address.
+		return fail("%w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))

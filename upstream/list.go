@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,10 +141,18 @@ func (c *client) serve(list []listed, o Options) ([]*tools.Tool, error) {
 		}
 	}
 	var kept []listed
+	seen := make(map[string]bool, len(list))
 	for _, l := range list {
-		if admitted(l.Name, o.Include, o.Exclude) {
-			kept = append(kept, l)
+		if !admitted(l.Name, o.Include, o.Exclude) {
+			continue
 		}
+		if seen[l.Name] {
+			// Both would forward to the same upstream tool.
+			c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(l.Name, 128), "reason", "its name repeats an earlier tool's")
+			continue
+		}
+		seen[l.Name] = true
+		kept = append(kept, l)
 	}
 	names := make([]string, len(kept))
 	for i, l := range kept {
@@ -244,14 +253,15 @@ func servedNames(prefix string, names []string) []string {
 			out[i] = out[i][:keep] + "-" + hex.EncodeToString(sum[:4])
 		}
 	}
-	// A hashed name could, in theory, equal another name as it is: the
-	// later one gets a longer hash.
+	// A hashed name could, in theory, equal another name: the later one
+	// gets a longer hash, and then a counter, until it is unique.
 	seen := map[string]bool{}
 	for i, n := range names {
-		if seen[out[i]] {
-			sum := sha256.Sum256([]byte(prefix + "\x00" + n))
-			keep := min(len(out[i]), maxName-17)
-			out[i] = out[i][:keep] + "-" + hex.EncodeToString(sum[:8])
+		for k := 0; seen[out[i]]; k++ {
+			sum := sha256.Sum256([]byte(prefix + "\x00" + n + "\x00" + strconv.Itoa(k)))
+			base := sanitize(prefix + n)
+			keep := min(len(base), maxName-17)
+			out[i] = base[:keep] + "-" + hex.EncodeToString(sum[:8])
 		}
 		seen[out[i]] = true
 	}

@@ -17,9 +17,11 @@ type sseReader struct {
 	r   *bufio.Reader
 	max int64
 	buf []byte
-	// held is what followed a lone CR that ended an event: the lines of
-	// the next one, read already.
-	held []byte
+	// long gathers a line longer than r's buffer.
+	long []byte
+	// cr reports that the last line ended in a CR: an LF first in the
+	// next is the rest of that line's end.
+	cr bool
 }
 
 // errTooLarge is an answer, or one event of it, past the size limit.
@@ -36,36 +38,16 @@ func (s *sseReader) next() ([]byte, error) {
 	s.buf = s.buf[:0]
 	has := false
 	for {
-		lines := s.held
-		if lines != nil {
-			s.held = nil
-		} else {
-			var err error
-			if lines, err = s.line(); err != nil {
-				return nil, err
-			}
+		line, err := s.line()
+		if err != nil {
+			return nil, err
 		}
-		// A lone CR ends a line too: what ReadSlice returned may be
-		// several lines.
-		for rest := lines; ; {
-			line := rest
-			i := bytes.IndexByte(rest, '\r')
-			if i >= 0 {
-				line, rest = rest[:i], rest[i+1:]
-			}
-			done, err := s.field(line, &has)
-			if err != nil {
-				return nil, err
-			}
-			if done {
-				if i >= 0 {
-					s.held = bytes.Clone(rest)
-				}
-				return s.buf, nil
-			}
-			if i < 0 {
-				break
-			}
+		done, err := s.field(line, &has)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return s.buf, nil
 		}
 	}
 }
@@ -97,38 +79,50 @@ func (s *sseReader) field(line []byte, has *bool) (done bool, err error) {
 	return false, nil
 }
 
-// line returns the next line without its end (CRLF, LF or CR), reading no
-// more than max bytes for it.
+// line returns the next line without its end (CRLF, LF or CR), valid
+// until the next call, reading no more than max bytes for it. A CR ends
+// its line at once, so that a stream whose lines end in CR alone is read
+// as it comes: an LF right after it is skipped with the next line.
 func (s *sseReader) line() ([]byte, error) {
-	var long []byte
+	s.long = s.long[:0]
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if int64(len(long)+len(chunk)) > s.max {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				if err == io.EOF && len(s.long) > 0 {
+					// A last line without its end: the event it belongs
+					// to is incomplete, and is dropped.
+					return nil, io.ErrUnexpectedEOF
+				}
+				return nil, err
+			}
+		}
+		b, _ := s.r.Peek(s.r.Buffered())
+		if s.cr {
+			s.cr = false
+			if b[0] == '\n' {
+				_, _ = s.r.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			if int64(len(s.long)+len(b)) > s.max {
 				return nil, errTooLarge
 			}
-			long = append(long, chunk...)
+			s.long = append(s.long, b...)
+			_, _ = s.r.Discard(len(b))
 			continue
 		}
-		if err != nil {
-			if err == io.EOF && (len(chunk) > 0 || len(long) > 0) {
-				// A last line without its end: the event it belongs to is
-				// incomplete, and is dropped by the caller seeing EOF next.
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
+		if int64(len(s.long)+i) > s.max {
+			return nil, errTooLarge
 		}
-		line := chunk
-		if long != nil {
-			if int64(len(long)+len(chunk)) > s.max {
-				return nil, errTooLarge
-			}
-			line = append(long, chunk...)
+		s.cr = b[i] == '\r'
+		line := b[:i] // r's buffer: not moved before the next call
+		if len(s.long) > 0 {
+			s.long = append(s.long, line...)
+			line = s.long
 		}
-		line = line[:len(line)-1]
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
+		_, _ = s.r.Discard(i + 1)
 		return line, nil
 	}
 }

@@ -68,11 +68,11 @@ func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
 		v := raw[start:end]
 		switch string(name) {
 		case "resultType":
-			s, ok := strictjson.PlainString(v)
+			s, ok := strictjson.Unquote(v)
 			if !ok {
 				return r, errUpstreamType
 			}
-			typ = string(s)
+			typ = s
 		case "content":
 			if v[0] != '[' {
 				return r, errors.New("content is not an array")
@@ -91,6 +91,13 @@ func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
 		case "requestState":
 			if r.State, state = strictjson.Unquote(v); !state {
 				return r, errors.New("requestState is not a string")
+			}
+		case "_meta":
+			// AppendForwardedResult merges it with the gateway's: an
+			// upstream _meta that is no object is a result that does not
+			// read, not a fault of the server's.
+			if v[0] != '{' {
+				return r, errors.New("_meta is not an object")
 			}
 		}
 	}
