@@ -63,8 +63,8 @@ func TestOneTraceAcrossTheHop(t *testing.T) {
 	}
 	for _, kv := range client.Attributes() {
 		if w, ok := want[kv.Key]; ok {
-			if w != "" && kv.Value.Emit() != w {
-				t.Errorf("CLIENT span %s = %q, want %q", kv.Key, kv.Value.Emit(), w)
+			if w != "" && kv.Value.String() != w {
+				t.Errorf("CLIENT span %s = %q, want %q", kv.Key, kv.Value.String(), w)
 			}
 			delete(want, kv.Key)
 		}
