@@ -6,13 +6,15 @@
 // exporters writing OTLP JSON, builds cmd/wymcp, and runs it twice in a row:
 // once exporting over http/protobuf and once over gRPC. Each time it sends
 // real MCP requests, stops the server with SIGTERM (it flushes on exit) and
-// reads what the collector wrote.
+// reads what the collector wrote. TestGatewayTrace (gateway_test.go) runs
+// two: an upstream and a gateway in front of it (-upstreams), and checks
+// that one call is one trace across the hop.
 //
 // It is opt-in, because the first collector build takes minutes:
 //
 //	WYMCP_E2E_COLLECTOR=1 go test -timeout 30m ./...   # from e2e/collector
 //
-// With the variable unset (or 0) the test skips; set, any problem fails it.
+// With the variable unset (or 0) the tests skip; set, any problem fails them.
 // WYMCP_BIN, when set, names a prebuilt cmd/wymcp binary to use instead of
 // building one; WYMCP_CACHE moves the collector's build cache.
 //
@@ -366,32 +368,7 @@ type sentTrace struct {
 // SIGTERM and checks it exited cleanly.
 func exercise(t *testing.T, bin, dir, service string, env []string) sentTrace {
 	t.Helper()
-	logPath := filepath.Join(dir, service+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	dumpOnFailure(t, service, logPath)
-	out := &lineWriter{first: make(chan string, 1)}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdout, cmd.Stderr = out, logFile
-	p := startProc(t, service, cmd)
-
-	var url string
-	select {
-	case line := <-out.first:
-		const prefix = "wymcp listening on "
-		if !strings.HasPrefix(line, prefix) {
-			t.Fatalf("wymcp's first line %q, want %q…", line, prefix)
-		}
-		url = strings.TrimPrefix(line, prefix)
-	case <-p.done:
-		t.Fatalf("wymcp exited before listening: %v", p.err)
-	case <-time.After(listenTimeout):
-		t.Fatalf("wymcp printed no listening line in %v", listenTimeout)
-	}
+	url, p := startServer(t, bin, dir, service, env)
 
 	s := sentTrace{service: service, traceID: randomHex(t, 16), spanID: randomHex(t, 8), ids: map[string]string{}}
 	traceparent := "00-" + s.traceID + "-" + s.spanID + "-01"
@@ -414,38 +391,9 @@ func exercise(t *testing.T, bin, dir, service string, env []string) sentTrace {
 			header: map[string]string{"Mcp-Name": "other"}, status: 400, want: `"code":-32020`},
 	}
 	for _, c := range calls {
-		params := c.params
-		if params != "" {
-			params += ","
-		}
-		body := `{"jsonrpc":"2.0","id":` + c.id + `,"method":"` + c.method + `","params":{` + params +
-			`"_meta":{` + c.meta + `"io.modelcontextprotocol/protocolVersion":"` + protocolVersion +
-			`","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", protocolVersion)
-		req.Header.Set("Mcp-Method", c.method)
-		if c.tool != "" {
-			req.Header.Set("Mcp-Name", c.tool)
-		}
-		for k, v := range c.header {
-			req.Header.Set(k, v)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.method, c.tool, err)
-		}
-		answer, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s %s: reading the answer: %v", c.method, c.tool, err)
-		}
-		if resp.StatusCode != c.status || !bytes.Contains(answer, []byte(c.want)) {
-			t.Fatalf("%s %s: HTTP %d %s\nwant HTTP %d with %s", c.method, c.tool, resp.StatusCode, answer, c.status, c.want)
+		status, answer := post(t, client, url, c.id, c.method, c.tool, c.params, c.meta, c.header)
+		if status != c.status || !bytes.Contains(answer, []byte(c.want)) {
+			t.Fatalf("%s %s: HTTP %d %s\nwant HTTP %d with %s", c.method, c.tool, status, answer, c.status, c.want)
 		}
 		if c.status == 200 {
 			s.ids[strings.TrimSpace(c.method+" "+c.tool)] = c.id
@@ -455,6 +403,77 @@ func exercise(t *testing.T, bin, dir, service string, env []string) sentTrace {
 		t.Fatalf("wymcp after SIGTERM: %v", err)
 	}
 	return s
+}
+
+// startServer starts cmd/wymcp on a free loopback port with args, env
+// added to the test's environment without its OTEL_* variables, its log in
+// dir/name.log (shown if the test fails), and returns the URL it printed.
+func startServer(t *testing.T, bin, dir, name string, env []string, args ...string) (string, *proc) {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	dumpOnFailure(t, name, logPath)
+	out := &lineWriter{first: make(chan string, 1)}
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdout, cmd.Stderr = out, logFile
+	p := startProc(t, name, cmd)
+
+	select {
+	case line := <-out.first:
+		const prefix = "wymcp listening on "
+		if !strings.HasPrefix(line, prefix) {
+			t.Fatalf("%s: wymcp's first line %q, want %q…", name, line, prefix)
+		}
+		return strings.TrimPrefix(line, prefix), p
+	case <-p.done:
+		t.Fatalf("%s: wymcp exited before listening: %v", name, p.err)
+	case <-time.After(listenTimeout):
+		t.Fatalf("%s: wymcp printed no listening line in %v", name, listenTimeout)
+	}
+	panic("unreachable")
+}
+
+// post sends one MCP request of the 2026-07-28 revision to url: params are
+// the members of params besides _meta ("" for none), meta members of
+// _meta besides the revision's two (each followed by a comma), header
+// extra HTTP headers. It returns the HTTP status and the answer's body.
+func post(t *testing.T, client *http.Client, url, id, method, tool, params, meta string, header map[string]string) (int, []byte) {
+	t.Helper()
+	if params != "" {
+		params += ","
+	}
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params +
+		`"_meta":{` + meta + `"io.modelcontextprotocol/protocolVersion":"` + protocolVersion +
+		`","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	req.Header.Set("Mcp-Method", method)
+	if tool != "" {
+		req.Header.Set("Mcp-Name", tool)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, tool, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, tool, err)
+	}
+	return resp.StatusCode, answer
 }
 
 // cleanEnv is the test's environment without OTEL_* variables, so that only
@@ -657,13 +676,15 @@ var (
 	wantMetrics = []string{"mcp.server.operation.duration", "wymcp.rejections", "wymcp.calls.in_flight"}
 )
 
-func (o output) complete() bool {
-	for _, name := range wantSpans {
+// has reports whether o has a span of each name in spans and a metric of
+// each name in metrics.
+func (o output) has(spans, metrics []string) bool {
+	for _, name := range spans {
 		if !slices.ContainsFunc(o.spans, func(s span) bool { return s.Name == name }) {
 			return false
 		}
 	}
-	for _, name := range wantMetrics {
+	for _, name := range metrics {
 		if !slices.ContainsFunc(o.metrics, func(m metric) bool { return m.Name == name }) {
 			return false
 		}
@@ -672,8 +693,16 @@ func (o output) complete() bool {
 }
 
 // waitForOutput polls the collector's files until the service's spans and
-// metrics are all there, or fails at outputTimeout.
+// metrics (wantSpans, wantMetrics) are all there, or fails at outputTimeout.
 func waitForOutput(t *testing.T, c *collector, service string) output {
+	t.Helper()
+	return waitFor(t, c, service, wantSpans, wantMetrics)
+}
+
+// waitFor polls the collector's files until the service has a span of each
+// name in spans and a metric of each name in metrics, or fails at
+// outputTimeout.
+func waitFor(t *testing.T, c *collector, service string, wantSpans, wantMetrics []string) output {
 	t.Helper()
 	deadline := time.Now().Add(outputTimeout)
 	for {
@@ -681,7 +710,7 @@ func waitForOutput(t *testing.T, c *collector, service string) output {
 		if err != nil {
 			t.Fatalf("reading the collector's output: %v", err)
 		}
-		if o.complete() {
+		if o.has(wantSpans, wantMetrics) {
 			return o
 		}
 		if c.proc.exited() {
