@@ -28,31 +28,37 @@ type breaker struct {
 }
 
 // allow reports whether a call may go to the upstream now, and if not,
-// how long until one may.
-func (b *breaker) allow(now time.Time) (bool, time.Duration) {
+// how long until one may; probe marks the half-open call, whose outcome
+// alone closes or reopens an open circuit.
+func (b *breaker) allow(now time.Time) (ok bool, wait time.Duration, probe bool) {
 	if !b.open.Load() {
-		return true, 0
+		return true, 0, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.open.Load() {
-		return true, 0
+		return true, 0, false
 	}
 	if now.Before(b.until) {
-		return false, b.until.Sub(now)
+		return false, b.until.Sub(now), false
 	}
 	if b.probing {
-		return false, b.cooldown
+		return false, b.cooldown, false
 	}
 	b.probing = true
-	return true, 0
+	return true, 0, true
 }
 
 // record takes the outcome of a call that allow let through: failed
 // reports a failure of the upstream itself (not a tool error, a refusal
 // or the client going away, which say nothing of its health).
-func (b *breaker) record(failed bool, now time.Time) {
+func (b *breaker) record(failed, probe bool, now time.Time) {
 	if b.threshold <= 0 {
+		return
+	}
+	if !probe && b.open.Load() {
+		// A call let through before the circuit opened: the probe's
+		// outcome, not its, decides.
 		return
 	}
 	if !failed {
@@ -70,7 +76,7 @@ func (b *breaker) record(failed bool, now time.Time) {
 	defer b.mu.Unlock()
 	b.failures++
 	b.counting.Store(true)
-	if b.probing || b.failures >= b.threshold {
+	if probe || b.failures >= b.threshold {
 		b.probing = false
 		b.until = now.Add(b.cooldown)
 		b.open.Store(true)
@@ -80,8 +86,8 @@ func (b *breaker) record(failed bool, now time.Time) {
 // release takes the outcome of a call that allow let through and that
 // says nothing of the upstream's health (the client went away): if it was
 // the half-open call, the next call may be one.
-func (b *breaker) release() {
-	if !b.open.Load() {
+func (b *breaker) release(probe bool) {
+	if !probe {
 		return
 	}
 	b.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,13 +49,14 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	if c.closed.Load() {
 		return refuse(&failure{kind: kindClosed})
 	}
-	if ok, wait := c.breaker.allow(time.Now()); !ok {
+	ok, wait, probe := c.breaker.allow(time.Now())
+	if !ok {
 		return refuse(&failure{kind: kindUnavailable, detail: wait.Round(time.Millisecond).String()})
 	}
 	select {
 	case c.slots <- struct{}{}:
 	default:
-		c.breaker.release()
+		c.breaker.release(probe)
 		return refuse(&failure{kind: kindBusy})
 	}
 	defer func() { <-c.slots }()
@@ -88,11 +90,11 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	out, errorType, rpcCode, health := c.outcome(ctx, m, err)
 	switch health {
 	case healthy:
-		c.breaker.record(false, time.Now())
+		c.breaker.record(false, probe, time.Now())
 	case failing:
-		c.breaker.record(true, time.Now())
+		c.breaker.record(true, probe, time.Now())
 	default:
-		c.breaker.release()
+		c.breaker.release(probe)
 	}
 	hop.End(ctx, errorType, rpcCode, out.Failure)
 	return out
@@ -379,16 +381,42 @@ func paramHeaders(params []wire.HeaderParam, args wire.RawJSON) []string {
 		if !ok || string(v) == "null" {
 			continue
 		}
-		value := string(v)
-		if v[0] == '"' {
-			if value, ok = strictjson.Unquote(v); !ok {
+		var value string
+		switch {
+		case v[0] == '"':
+			s, ok := strictjson.Unquote(v)
+			if !ok {
 				continue
 			}
-			value = headerValue(value)
+			value = headerValue(s)
+		case p.Type == "integer" && isNumber(v):
+			// SEP-2243: an integer's header is its decimal value, whatever
+			// JSON text (1e2, 100.0) the client wrote it as.
+			value = decimal(v)
+		default:
+			// A boolean is its literal; anything else (an array or object
+			// a 2025-era client sent, which no header check stopped) is
+			// JSON text that may hold line breaks: the sentinel form, so
+			// that the header is always one net/http sends, and the
+			// upstream judges the value.
+			value = headerValue(string(v))
 		}
 		out = append(out, p.Name, value)
 	}
 	return out
+}
+
+// isNumber reports whether v is a JSON number.
+func isNumber(v []byte) bool { return v[0] == '-' || ('0' <= v[0] && v[0] <= '9') }
+
+// decimal returns the JSON number v as a decimal integer when it is one
+// that float64 holds exactly, otherwise as written.
+func decimal(v []byte) string {
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return string(v)
+	}
+	return strconv.FormatInt(int64(f), 10)
 }
 
 // headerValue returns s as a header value: as it is when it is visible

@@ -32,6 +32,11 @@ type client struct {
 	port    int
 	http    *http.Client
 	ownHTTP bool
+	// posts sends the messages that have no answer (post): the gateway's
+	// answers to an upstream's requests during a call, notifications. Not
+	// on http's connections, which the calls' streams may all hold while
+	// they wait for these very answers.
+	posts *http.Client
 	// direct is the transport requests go to without http.Client (send).
 	direct   http.RoundTripper
 	creds    Credentials
@@ -140,6 +145,14 @@ func newClient(o Options) (*client, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		c.ownHTTP = true
+		// A call posts at most one answer at a time: MaxInFlight more
+		// connections at most, few of them kept idle.
+		pt := t.Clone()
+		pt.MaxConnsPerHost = orDefault(o.MaxInFlight, defaultMaxInFlight)
+		pt.MaxIdleConnsPerHost = min(conns, 8)
+		c.posts = &http.Client{Transport: pt, CheckRedirect: c.http.CheckRedirect}
+	} else {
+		c.posts = c.http
 	}
 	if c.http.Jar == nil && c.http.Timeout == 0 {
 		c.direct = c.http.Transport
@@ -545,7 +558,7 @@ func (c *client) post(ctx context.Context, method string, body []byte) error {
 			return err
 		}
 	}
-	resp, err := c.http.Do(hreq)
+	resp, err := c.posts.Do(hreq)
 	if err != nil {
 		return err
 	}
@@ -587,6 +600,7 @@ func (c *client) close() error {
 	}
 	if c.ownHTTP {
 		c.http.CloseIdleConnections()
+		c.posts.CloseIdleConnections()
 	}
 	return err
 }

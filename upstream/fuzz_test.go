@@ -286,7 +286,7 @@ func FuzzListPage(f *testing.F) {
 		if strictjson.Unmarshal(result, &p) != nil || p.Tools == nil {
 			return
 		}
-		served, err := c.serve(p.Tools, Options{Prefix: "up_"})
+		served, err := c.serve(c.decodeTools(p.Tools), Options{Prefix: "up_"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,9 +33,12 @@ type listed struct {
 
 // listPage is one page of tools/list.
 type listPage struct {
-	Tools      []listed `json:"tools"`
-	NextCursor *string  `json:"nextCursor"`
-	TTLMs      *int64   `json:"ttlMs"`
+	// Tools are decoded one by one (listPage): a tool that does not
+	// decode is left out, not the page.
+	Tools      []wire.RawJSON `json:"tools"`
+	tools      []listed
+	NextCursor *string `json:"nextCursor"`
+	TTLMs      *int64  `json:"ttlMs"`
 	// raw is the page's tools as sent, to tell a changed list from the
 	// same one.
 	raw wire.RawJSON
@@ -54,6 +57,9 @@ type listing struct {
 const (
 	maxPages = 1000
 	maxTools = 10000
+	// maxListFactor bounds the whole tools/list: that many times
+	// MaxResponseBytes (64 MiB by default).
+	maxListFactor = 16
 )
 
 // listTools reads every page of the upstream's tools/list.
@@ -62,6 +68,7 @@ func (c *client) listTools(ctx context.Context) (*listing, error) {
 		all    = &listing{}
 		cursor *string
 		seen   = map[string]bool{}
+		count  int
 	)
 	for page := 0; ; page++ {
 		if page == maxPages {
@@ -71,12 +78,15 @@ func (c *client) listTools(ctx context.Context) (*listing, error) {
 		if err != nil {
 			return nil, err
 		}
-		all.tools = append(all.tools, p.Tools...)
+		all.tools = append(all.tools, p.tools...)
 		all.raw = append(all.raw, p.raw...)
+		if int64(len(all.raw)) > maxListFactor*c.maxBytes {
+			return nil, fmt.Errorf("the tools are larger than %d bytes", maxListFactor*c.maxBytes)
+		}
 		if page == 0 && p.TTLMs != nil && *p.TTLMs > 0 {
 			all.ttl = time.Duration(*p.TTLMs) * time.Millisecond
 		}
-		if len(all.tools) > maxTools {
+		if count += len(p.Tools); count > maxTools {
 			return nil, fmt.Errorf("more than %d tools", maxTools)
 		}
 		if p.NextCursor == nil {
@@ -124,7 +134,26 @@ func (c *client) listPage(ctx context.Context, cursor *string) (listPage, error)
 		return listPage{}, errors.New("the result has no tools array")
 	}
 	p.raw, _ = strictjson.Member(m.result, "tools")
+	p.tools = c.decodeTools(p.Tools)
 	return p, nil
+}
+
+// decodeTools decodes the tools of a tools/list page one by one: a tool
+// that does not decode (a member of the wrong type) is left out and
+// logged, as a tool the gateway cannot serve is (serve).
+func (c *client) decodeTools(raws []wire.RawJSON) []listed {
+	out := make([]listed, 0, len(raws))
+	for _, raw := range raws {
+		var l listed
+		if err := strictjson.Unmarshal(raw, &l); err != nil {
+			name, _ := strictjson.Member(raw, "name")
+			n, _ := strictjson.Unquote(name)
+			c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(n, 128), "reason", err.Error())
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // serve builds the served tools of the listed ones that the filters

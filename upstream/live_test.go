@@ -49,7 +49,7 @@ func TestWatchReplacesTools(t *testing.T) {
 	}
 	gw := mcptest.Serve(t, gateway, gatewayInfo)
 	var swaps atomic.Int32
-	go u.Watch(ctx, 0, func(ts []*tools.Tool) {
+	go u.Watch(ctx, 20*time.Millisecond, func(ts []*tools.Tool) {
 		if err := gateway.SetTools(ts...); err != nil {
 			t.Error(err)
 		}

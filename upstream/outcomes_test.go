@@ -1388,3 +1388,22 @@ func TestOutcomeClosed(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// Row -32021, to a 2025-era client: that revision has no -32021, so the
+// refusal is the tool error it is there, with the upstream's message.
+func TestOutcomeMissingCapabilityLegacyClient(t *testing.T) {
+	t.Parallel()
+	var set ocSet
+	o := ocOpts(newFakeUp(t, false, ocRPCError(400, `{"code":-32021,"message":"This tool needs elicitation","data":{"requiredCapabilities":{"elicitation":{}}}}`)))
+	o.Prefix = ""
+	set.add(o)
+	g := set.start(t, &wymcp.Options{Versions: []string{"2026-07-28", "2025-11-25"}})
+	status, body := g.Post(t, context.Background(), mcptest.RPC{
+		Body:    `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"u0_t","arguments":{}}}`,
+		Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"},
+	})
+	want := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"This tool needs elicitation"}],"isError":true}}`
+	if status != 200 || body != want {
+		t.Errorf("%d\n got %s\nwant %s", status, body, want)
+	}
+}

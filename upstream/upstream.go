@@ -182,6 +182,9 @@ func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed fu
 			if wait <= 0 {
 				wait = time.Minute
 			}
+			// The upstream's ttlMs is its say, not a polling rate the
+			// gateway must follow: a tools/list may be 1,000 pages.
+			wait = max(wait, minWatch)
 		}
 		select {
 		case <-ctx.Done():
@@ -198,6 +201,10 @@ func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed fu
 		}
 	}
 }
+
+// minWatch is the shortest refresh interval Watch takes from an upstream's
+// ttlMs.
+const minWatch = 5 * time.Second
 
 // Tools returns the upstream's tools as the server serves them, in the
 // upstream's order. A served name is Prefix followed by the upstream's

@@ -15,6 +15,7 @@ import (
 	"github.com/wymcp/wymcp/internal/reqstate"
 	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/protocol"
 )
 
 // tables holds what the methods answer from, built once by precompute: the
@@ -315,7 +316,12 @@ func (t *tables) callTool(c *Call) Reply {
 		return t.inputRequired(c, prev, out)
 	case toolrun.OutcomeRefused:
 		// A forwarded tool's upstream refused what the client sent, with
-		// an error the client can act on (docs/design.md §10).
+		// an error the client can act on (docs/design.md §10a). -32021
+		// exists only in 2026-07-28: a 2025-era client reads it as the
+		// tool error it is in its revision.
+		if legacy && out.Refusal.Code == wire.CodeMissingRequiredClientCapability {
+			return t.callResult(legacy, toolrun.Outcome{Result: protocol.ErrorResult(out.Refusal.Message), Kind: toolrun.OutcomeToolError})
+		}
 		return Reply{Err: out.Refusal}
 	case toolrun.OutcomeBadInputResponse:
 		if legacy {
