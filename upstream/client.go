@@ -226,8 +226,11 @@ const (
 )
 
 func (f *failure) Error() string {
-	if f.err != nil {
+	switch {
+	case f.err != nil:
 		return fmt.Sprintf("%s: %v", f.errorType(), f.err)
+	case f.detail != "":
+		return f.errorType() + ": " + f.detail
 	}
 	return f.errorType()
 }
@@ -431,6 +434,15 @@ func (c *client) answer(ctx context.Context, req *request, resp *http.Response, 
 			return message{}, c.readFailure(err)
 		}
 		m, perr := parseMessage(body)
+		if perr == nil && m.err != nil && resp.StatusCode == http.StatusBadRequest && session != "" &&
+			strings.Contains(strings.ToLower(m.err.message), "session") {
+			// Some 2025-era servers answer 400 rather than 404 to a
+			// session they no longer know (server-everything's express
+			// wrapper of the TypeScript SDK: -32000 "Bad Request: No
+			// valid session ID provided", after a restart): a lost session
+			// all the same, or the upstream never serves again.
+			return message{}, &failure{kind: kindSessionLost, status: resp.StatusCode}
+		}
 		if perr == nil && (m.err != nil || ok) {
 			// A JSON-RPC error is the answer whatever the status
 			// (2026-07-28 servers answer some with 400).
@@ -473,6 +485,12 @@ func (c *client) stream(ctx context.Context, req *request, body io.Reader) (mess
 				return message{}, &failure{kind: kindMalformed, detail: "the stream ended without an answer"}
 			}
 			return message{}, &failure{kind: kindUnreachable, err: err}
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			// An event without a message: the priming event a 2025-11-25
+			// server that can resume its streams sends first (an event id
+			// and an empty data field, for Last-Event-ID), or a keep-alive.
+			continue
 		}
 		m, err := parseMessage(data)
 		if err != nil {
