@@ -170,7 +170,8 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 // Watch refreshes the upstream's tools until ctx ends, and calls changed
 // with them each time they change. It refreshes every interval; an
 // interval of 0 means the upstream's own ttlMs (how long its tools/list
-// may be cached), or a minute when it gives none. A refresh that fails is
+// may be cached), but at least a second, or a minute when it gives none.
+// A refresh that fails is
 // logged, and the tools stay as they were until one succeeds.
 func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed func([]*tools.Tool)) {
 	for {
@@ -204,7 +205,7 @@ func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed fu
 
 // minWatch is the shortest refresh interval Watch takes from an upstream's
 // ttlMs.
-const minWatch = 5 * time.Second
+const minWatch = time.Second
 
 // Tools returns the upstream's tools as the server serves them, in the
 // upstream's order. A served name is Prefix followed by the upstream's

@@ -88,8 +88,9 @@ function secret() {
 //   opaque   – client_credentials, gets opaque access tokens (introspect them);
 //   rs       – no grants; the resource server's own credentials for the
 //              introspection endpoint;
-//   exchange – RFC 8693 token exchange only: a gateway trading the token its
-//              caller presented for a JWT access token for an upstream.
+//   exchange – RFC 8693 token exchange: a gateway trading the token its
+//              caller presented for a JWT access token for an upstream;
+//              and client_credentials, for what it asks for itself.
 // client_secret_post is accepted too for the first two, as the *_post twins.
 const clients = {
 	jwt: { client_id: env('OAUTH_CLIENT_ID', 'wymcp-client'), client_secret: env('OAUTH_CLIENT_SECRET', secret()) },
