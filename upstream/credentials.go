@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/wymcp/wymcp/internal/wire"
 )
 
 // Credentials authenticate the gateway to an upstream. They are the
@@ -122,7 +124,7 @@ func parseStaticHeaders(data []byte) (http.Header, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d: not a \"Name: value\" line", n)
 		}
-		if !validHeaderName(name) {
+		if !wire.IsToken(name) {
 			return nil, fmt.Errorf("line %d: invalid header name", n)
 		}
 		key := http.CanonicalHeaderKey(name)
@@ -164,24 +166,6 @@ func (s *staticHeaders) apply(_ context.Context, h http.Header) error {
 }
 
 func (s *staticHeaders) refused(context.Context) bool { return false }
-
-// validHeaderName is httpguts.ValidHeaderFieldName: an RFC 9110 token.
-// The library does not depend on golang.org/x/net for these few lines.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // validHeaderValue is httpguts.ValidHeaderFieldValue: no control
 // characters but horizontal tab.

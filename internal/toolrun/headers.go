@@ -95,7 +95,7 @@ func (w *headerWalk) walk(node any, path []string, viaOther bool) error {
 func (w *headerWalk) declare(decl any, obj map[string]any, path []string) error {
 	where := "/" + strings.Join(path, "/")
 	name, ok := decl.(string)
-	if !ok || !isToken(name) {
+	if !ok || !wire.IsToken(name) {
 		return fmt.Errorf("%s at %q must be a non-empty RFC 9110 token", headerKeyword, where)
 	}
 	typ, _ := obj["type"].(string)
@@ -112,21 +112,4 @@ func (w *headerWalk) declare(decl any, obj map[string]any, path []string) error 
 	w.params = append(w.params, wire.HeaderParam{Name: name, Path: path, Type: typ})
 	slices.SortFunc(w.params, func(a, b wire.HeaderParam) int { return strings.Compare(a.Name, b.Name) })
 	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token: one or more tchars.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

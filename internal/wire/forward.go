@@ -41,41 +41,22 @@ var (
 func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
 	var (
 		r        UpstreamResult
-		l        strictjson.Lexer
-		o        strictjson.Object
 		content  bool
 		typ      = ResultTypeComplete
 		requests RawJSON
 		state    bool
 	)
-	l.Reset(raw)
-	defer l.Close()
-	if l.OpenObject(&o, nil) != nil {
-		return r, errUpstreamResult
-	}
-	for {
-		name, ok, err := l.Member(&o)
-		if err != nil {
-			return r, fmt.Errorf("the result is not valid JSON: %w", err)
-		}
-		if !ok {
-			break
-		}
-		start, end, err := l.Value()
-		if err != nil {
-			return r, fmt.Errorf("member %q is not valid JSON: %w", name, err)
-		}
-		v := raw[start:end]
+	err := eachMember(raw, func(name []byte, v RawJSON) error {
 		switch string(name) {
 		case "resultType":
 			s, ok := strictjson.Unquote(v)
 			if !ok {
-				return r, errUpstreamType
+				return errUpstreamType
 			}
 			typ = s
 		case "content":
 			if v[0] != '[' {
-				return r, errors.New("content is not an array")
+				return errors.New("content is not an array")
 			}
 			content = true
 		case "isError":
@@ -84,25 +65,37 @@ func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
 				r.IsError = true
 			case "false":
 			default:
-				return r, errors.New("isError is not a boolean")
+				return errors.New("isError is not a boolean")
 			}
 		case "inputRequests":
 			requests = v
 		case "requestState":
 			if r.State, state = strictjson.Unquote(v); !state {
-				return r, errors.New("requestState is not a string")
+				return errors.New("requestState is not a string")
 			}
 		case "_meta":
 			// AppendForwardedResult merges it with the gateway's: an
 			// upstream _meta that is no object is a result that does not
 			// read, not a fault of the server's.
 			if v[0] != '{' {
-				return r, errors.New("_meta is not an object")
+				return errors.New("_meta is not an object")
 			}
 		}
-	}
-	if err := l.End(); err != nil {
-		return r, fmt.Errorf("the result is not valid JSON: %w", err)
+		return nil
+	})
+	var (
+		syntax *syntaxError
+		member *memberError
+	)
+	switch {
+	case err == errNoObject:
+		return r, errUpstreamResult
+	case errors.As(err, &syntax):
+		return r, fmt.Errorf("the result is not valid JSON: %w", syntax.err)
+	case errors.As(err, &member):
+		return r, fmt.Errorf("member %q is not valid JSON: %w", member.name, member.err)
+	case err != nil:
+		return r, err
 	}
 	switch typ {
 	case ResultTypeComplete:
@@ -129,45 +122,33 @@ func ParseUpstreamResult(raw RawJSON) (UpstreamResult, error) {
 // parseInputRequests reads inputRequests: an object whose members are
 // {"method": string, "params": object}.
 func parseInputRequests(v RawJSON) ([]InputRequest, error) {
-	if v[0] != '{' {
-		return nil, errors.New("inputRequests is not an object")
-	}
-	var (
-		l  strictjson.Lexer
-		o  strictjson.Object
-		in []InputRequest
-	)
-	l.Reset(v)
-	defer l.Close()
-	if l.OpenObject(&o, nil) != nil {
-		return nil, errors.New("inputRequests is not an object")
-	}
-	for {
-		key, ok, err := l.Member(&o)
-		if err != nil {
-			return nil, errors.New("inputRequests is not valid JSON")
-		}
-		if !ok {
-			return in, nil
-		}
-		start, end, err := l.Value()
-		if err != nil {
-			return nil, errors.New("inputRequests is not valid JSON")
-		}
-		entry := v[start:end]
+	var in []InputRequest
+	err := eachMember(v, func(key []byte, entry RawJSON) error {
 		method, _ := strictjson.Member(entry, "method")
 		m, ok := strictjson.Unquote(method)
 		if !ok {
-			return nil, fmt.Errorf("inputRequests[%q] has no string method", key)
+			return fmt.Errorf("inputRequests[%q] has no string method", key)
 		}
 		params, ok := strictjson.Member(entry, "params")
 		if !ok {
 			params = RawJSON("{}")
 		} else if params[0] != '{' {
-			return nil, fmt.Errorf("inputRequests[%q].params is not an object", key)
+			return fmt.Errorf("inputRequests[%q].params is not an object", key)
 		}
 		in = append(in, InputRequest{Key: string(key), Method: m, Params: params})
+		return nil
+	})
+	var (
+		syntax *syntaxError
+		member *memberError
+	)
+	switch {
+	case err == errNoObject:
+		return nil, errors.New("inputRequests is not an object")
+	case errors.As(err, &syntax), errors.As(err, &member):
+		return nil, errors.New("inputRequests is not valid JSON")
 	}
+	return in, err
 }
 
 // AppendForwardedResult appends an upstream's complete tools/call result
@@ -180,60 +161,36 @@ func parseInputRequests(v RawJSON) ([]InputRequest, error) {
 // leaves out a structuredContent that is not an object (as
 // AppendLegacyCallToolResult does).
 func AppendForwardedResult(dst []byte, raw, serverInfo RawJSON, legacy bool) ([]byte, error) {
-	var (
-		l    strictjson.Lexer
-		o    strictjson.Object
-		meta RawJSON
-	)
-	l.Reset(raw)
-	defer l.Close()
-	if l.OpenObject(&o, nil) != nil {
-		return nil, errUpstreamResult
-	}
+	var meta RawJSON
 	dst = append(dst, '{')
 	first := true
 	if !legacy {
 		dst = append(dst, `"resultType":"complete"`...)
 		first = false
 	}
-	for {
-		name, ok, err := l.Member(&o)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		start, end, err := l.Value()
-		if err != nil {
-			return nil, err
-		}
-		v := raw[start:end]
+	err := eachMember(raw, func(name []byte, v RawJSON) error {
 		switch string(name) {
 		case "resultType":
-			continue
+			return nil
 		case "_meta":
 			meta = v
-			continue
+			return nil
 		case "structuredContent":
 			if legacy && v[0] != '{' {
-				continue
+				return nil
 			}
 		}
-		if !first {
-			dst = append(dst, ',')
-		}
+		var err error
+		dst, err = appendMember(dst, !first, name, v)
 		first = false
-		if dst, err = appendQuote(dst, string(name)); err != nil {
-			return nil, err
-		}
-		dst = append(dst, ':')
-		dst = append(dst, v...)
+		return err
+	})
+	if err == errNoObject {
+		return nil, errUpstreamResult
 	}
-	if err := l.End(); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	var err error
 	if dst, err = appendForwardedMeta(dst, meta, serverInfo, legacy, first); err != nil {
 		return nil, err
 	}
@@ -256,44 +213,90 @@ func appendForwardedMeta(dst []byte, meta, serverInfo RawJSON, legacy, first boo
 		empty = false
 	}
 	if meta != nil {
-		var (
-			l strictjson.Lexer
-			o strictjson.Object
-		)
-		l.Reset(meta)
-		defer l.Close()
-		if l.OpenObject(&o, nil) != nil {
+		err := eachMember(meta, func(name []byte, v RawJSON) error {
+			if string(name) == MetaServerInfo {
+				return nil
+			}
+			var err error
+			dst, err = appendMember(dst, !empty, name, v)
+			empty = false
+			return err
+		})
+		if err == errNoObject {
 			return nil, errors.New("_meta is not an object")
 		}
-		for {
-			name, ok, err := l.Member(&o)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			start, end, err := l.Value()
-			if err != nil {
-				return nil, err
-			}
-			if string(name) == MetaServerInfo {
-				continue
-			}
-			if !empty {
-				dst = append(dst, ',')
-			}
-			empty = false
-			if dst, err = appendQuote(dst, string(name)); err != nil {
-				return nil, err
-			}
-			dst = append(append(dst, ':'), meta[start:end]...)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if empty {
 		return dst[:mark], nil
 	}
 	return append(dst, '}'), nil
+}
+
+// appendMember appends "name":v to an object being written, after a
+// comma when comma is set.
+func appendMember(dst []byte, comma bool, name []byte, v RawJSON) ([]byte, error) {
+	if comma {
+		dst = append(dst, ',')
+	}
+	dst, err := appendQuote(dst, string(name))
+	if err != nil {
+		return nil, err
+	}
+	return append(append(dst, ':'), v...), nil
+}
+
+// errNoObject is eachMember's error for a value that is not an object.
+var errNoObject = errors.New("not an object")
+
+// syntaxError is the object's own syntax failing (a repeated name, a
+// missing comma, trailing data); memberError, a member's value.
+type (
+	syntaxError struct{ err error }
+	memberError struct {
+		name string
+		err  error
+	}
+)
+
+func (e *syntaxError) Error() string { return e.err.Error() }
+func (e *memberError) Error() string { return fmt.Sprintf("member %q: %v", e.name, e.err) }
+
+// eachMember calls fn with each member of the object v, in order: its
+// name, unescaped, and its value as the bytes of v. It walks v with the
+// strict Lexer and decodes nothing. Its errors: errNoObject, a
+// *syntaxError, a *memberError, or fn's, which ends the walk.
+func eachMember(v RawJSON, fn func(name []byte, value RawJSON) error) error {
+	var (
+		l strictjson.Lexer
+		o strictjson.Object
+	)
+	l.Reset(v)
+	defer l.Close()
+	if l.OpenObject(&o, nil) != nil {
+		return errNoObject
+	}
+	for {
+		name, ok, err := l.Member(&o)
+		if err != nil {
+			return &syntaxError{err}
+		}
+		if !ok {
+			if err := l.End(); err != nil {
+				return &syntaxError{err}
+			}
+			return nil
+		}
+		start, end, err := l.Value()
+		if err != nil {
+			return &memberError{string(name), err}
+		}
+		if err := fn(name, v[start:end:end]); err != nil {
+			return err
+		}
+	}
 }
 
 // AppendString appends s as a JSON string. Invalid UTF-8 is replaced by

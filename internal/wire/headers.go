@@ -261,3 +261,21 @@ func CheckCapabilities(meta *RequestMeta, need []string) *Error {
 	}
 	return NewError(CodeMissingRequiredClientCapability).WithData(map[string]any{"requiredCapabilities": required})
 }
+
+// IsToken reports whether s is an RFC 9110 token (one or more tchars): a
+// header field name, or an x-mcp-header name (SEP-2243).
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
