@@ -43,6 +43,10 @@ type options struct {
 	// interleave runs every server at once and takes each point in turn
 	// (measureInterleaved), instead of one server's every point at a time.
 	interleave bool
+	// quiet and quietWait: with -hop, wait before each point until other
+	// work uses less than quiet percent of a core, for at most quietWait.
+	quiet     float64
+	quietWait time.Duration
 }
 
 // point is one measured (server, concurrency, repetition).
@@ -98,19 +102,32 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up before each measured point")
 	flag.DurationVar(&o.dur, "d", 10*time.Second, "measured duration of each point")
 	flag.DurationVar(&o.prewarm, "prewarm", 3*time.Second, "load at c=16 after each server start, before its points (JIT, heap growth)")
-	flag.IntVar(&o.reps, "reps", 3, "repetitions of the whole matrix, in alternation")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of the whole matrix, in alternation (with -hop, 0 takes the -pprof profiles alone)")
 	quick := flag.Bool("quick", false, "smoke mode: 1 rep, 1s warm-up, 1s measured, 1s pre-warm")
 	flag.StringVar(&o.out, "out", "results", "output directory (relative to bench/)")
 	flag.IntVar(&o.basePort, "port", 38180, "preferred first port; server i listens on port+i, or on a free port when that one is taken")
 	flag.BoolVar(&o.noTaskset, "no-taskset", false, "do not pin server and loader to cores")
 	flag.DurationVar(&o.pprof, "pprof", 0, "after the matrix, take a CPU profile of wymcp this long (e.g. 10s)")
 	flag.IntVar(&o.pprofC, "pprof-c", 16, "concurrency while profiling")
+	hop := flag.Bool("hop", false, "measure the hop: one upstream (servers/wymcp) direct and through each of -fronts, interleaved; writes hop.md, hop.json, hop.svg (-c defaults to 1,16,64)")
+	fronts := flag.String("fronts", "gateway,gosdk-forward,revproxy", "with -hop: the servers in front of the upstream, in turn order (also: gateway-lean)")
+	flag.Float64Var(&o.quiet, "quiet", 0, "with -hop: before each point, wait until other work uses less than this percent of one core (0: do not wait)")
+	flag.DurationVar(&o.quietWait, "quiet-wait", 30*time.Second, "with -quiet: the longest wait before a point")
+	pprofFronts := flag.String("pprof-fronts", "gateway", "with -hop and -pprof: the fronts to profile, each at -pprof-c")
 	flag.BoolVar(&o.interleave, "interleave", false, "start every server at once each rep and take each point in turn, the order reversed every other rep: a pair's two points run seconds apart instead of minutes")
 	flag.Parse()
 	if *quick {
 		o.reps, o.warmup, o.dur, o.prewarm = 1, time.Second, time.Second, time.Second
 	}
 	o.servers = strings.Split(*servers, ",")
+	if *hop {
+		set := false
+		flag.Visit(func(f *flag.Flag) { set = set || f.Name == "c" })
+		if !set {
+			*levels = "1,16,64"
+		}
+		o.interleave = true
+	}
 	for _, f := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -134,6 +151,24 @@ func main() {
 	root, err := benchRoot()
 	if err != nil {
 		fatal(err)
+	}
+	if *hop {
+		outDir := o.out
+		if !filepath.IsAbs(outDir) {
+			outDir = filepath.Join(root, outDir)
+		}
+		must(os.MkdirAll(outDir, 0o755))
+		binDir, err := os.MkdirTemp("", "wymcp-bench-")
+		if err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(binDir)
+		var pf []string
+		if *pprofFronts != "" {
+			pf = strings.Split(*pprofFronts, ",")
+		}
+		runHop(o, root, outDir, binDir, serverCPU, strings.Split(*fronts, ","), pf)
+		return
 	}
 	var specs []spec
 	for _, name := range o.servers {

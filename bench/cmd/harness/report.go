@@ -137,6 +137,8 @@ func rev(sums []summary, server string) string {
 
 var colors = map[string]string{
 	"wymcp": "#d62728", "wymcp-auth": "#ff7f0e", "bare": "#555555", "gosdk": "#1f77b4", "mcpgo": "#2ca02c", "ts": "#9467bd",
+	// -hop: the upstream alone, and the servers in front of it.
+	"direct": "#555555", "gateway": "#d62728", "gateway-lean": "#ff7f0e", "gosdk-forward": "#1f77b4", "revproxy": "#2ca02c",
 }
 
 // chart draws throughput by concurrency per server: one panel, log y axis.
@@ -190,20 +192,54 @@ func svgOpen(b *strings.Builder, w, h int) {
 }
 
 // panel is one plot: a value per server by concurrency level, evenly
-// spaced levels on x, a log10 y axis fitted to the values.
+// spaced levels on x, a log10 y axis fitted to the values (and to marks).
 type panel struct {
 	left, top, w, h int
 	levels          []int
 	format          func(float64) string
+	// marks are horizontal reference lines (a goal, a published figure),
+	// drawn dashed under the series and labelled at the right.
+	marks []mark
+}
+
+// mark is a labelled horizontal line at value v.
+type mark struct {
+	v     float64
+	label string
+}
+
+// series is one line of a panel: a value per level, 0 where there is none.
+type series struct {
+	name   string
+	values []float64
 }
 
 func (p panel) draw(b *strings.Builder, specs []spec, sums []summary, value func(summary) float64) {
+	var ss []series
+	for _, sp := range specs {
+		s := series{name: sp.Name, values: make([]float64, len(p.levels))}
+		for i, c := range p.levels {
+			if sm, ok := find(sums, sp.Name, c); ok {
+				s.values[i] = value(sm)
+			}
+		}
+		ss = append(ss, s)
+	}
+	p.drawSeries(b, ss)
+}
+
+func (p panel) drawSeries(b *strings.Builder, ss []series) {
 	pw, ph := float64(p.w), float64(p.h)
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range sums {
-		if v := value(s); v > 0 {
-			lo, hi = min(lo, v), max(hi, v)
+	for _, s := range ss {
+		for _, v := range s.values {
+			if v > 0 {
+				lo, hi = min(lo, v), max(hi, v)
+			}
 		}
+	}
+	for _, m := range p.marks {
+		lo, hi = min(lo, m.v), max(hi, m.v)
 	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 1, 10
@@ -239,13 +275,18 @@ func (p panel) draw(b *strings.Builder, specs []spec, sums []summary, value func
 		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#eeeeee"/>`+"\n", x(i), x(i), top, top+ph)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">c=%d</text>`+"\n", x(i), top+ph+18, c)
 	}
-	for _, sp := range specs {
-		col, dash := style(sp.Name)
+	for _, m := range p.marks {
+		yy := y(m.v)
+		fmt.Fprintf(b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#000000" stroke-width="1" stroke-dasharray="2 3"/>`+"\n", left, left+pw, yy, yy)
+		fmt.Fprintf(b, `<text x="%.0f" y="%.1f" text-anchor="end" font-size="10">%s</text>`+"\n", left+pw, yy-3, m.label)
+	}
+	for _, s := range ss {
+		col, dash := style(s.name)
 		var pts []string
 		for i, c := range p.levels {
-			if s, ok := find(sums, sp.Name, c); ok && value(s) > 0 {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(value(s))))
-				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%d: %s</title></circle>`+"\n", x(i), y(value(s)), col, sp.Name, c, p.format(value(s)))
+			if v := s.values[i]; v > 0 {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v)))
+				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s c=%d: %s</title></circle>`+"\n", x(i), y(v), col, s.name, c, p.format(v))
 			}
 		}
 		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
@@ -259,18 +300,26 @@ func style(name string) (col, dash string) {
 	if col == "" {
 		col = "#ff7f0e"
 	}
-	if name == "bare" {
+	if name == "bare" || name == "direct" {
 		dash = ` stroke-dasharray="6 4"`
 	}
 	return col, dash
 }
 
 func legend(b *strings.Builder, specs []spec, x, y int) {
+	names := make([]string, len(specs))
 	for k, sp := range specs {
-		col, dash := style(sp.Name)
+		names[k] = sp.Name
+	}
+	legendNames(b, names, x, y)
+}
+
+func legendNames(b *strings.Builder, names []string, x, y int) {
+	for k, name := range names {
+		col, dash := style(name)
 		ly := y + 22*k
 		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/>`+"\n", x, x+25, ly, ly, col, dash)
-		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", x+31, ly+4, sp.Name)
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", x+31, ly+4, name)
 	}
 }
 
