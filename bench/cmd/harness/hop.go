@@ -10,13 +10,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -254,11 +251,11 @@ func measureHop(o options, name string, target, up *proc, c, rep int) (hopPoint,
 			if start {
 				t0, _ = target.cpu()
 				u0, _ = up.cpu()
-				box0 = boxBusy()
+				box0, _ = boxTicks()
 			} else {
 				t1, _ = target.cpu()
 				u1, _ = up.cpu()
-				box1 = boxBusy()
+				box1, _ = boxTicks()
 			}
 		},
 	})
@@ -493,39 +490,20 @@ func profileFront(o options, f spec, bins map[string]string, outDir, serverCPU s
 	progress("profiling %s at c=%d for %v…", f.Name, o.pprofC, o.pprof)
 	// Out of other work's way, as the points (-quiet).
 	waitQuiet(o.quiet, o.quietWait)
-	type lr struct {
-		r   loadgen.Result
-		err error
-	}
-	ch := make(chan lr, 1)
 	var c0, c1, u0, u1 uint64
-	go func() {
-		r, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: f.request(p.addr), Expect: loadgen.EchoExpect,
-			Conns: o.pprofC, Warmup: 2 * time.Second, Duration: o.pprof + time.Second,
-			OnMeasure: func(start bool) {
-				if start {
-					c0, _ = p.cpu()
-					u0, _ = up.cpu()
-				} else {
-					c1, _ = p.cpu()
-					u1, _ = up.cpu()
-				}
-			}})
-		ch <- lr{r, err}
-	}()
-	time.Sleep(2*time.Second + 300*time.Millisecond)
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", side, int(o.pprof.Seconds())))
+	r, data, err := profileUnderLoad(side, o.pprof, loadgen.Config{Addr: p.addr, Request: f.request(p.addr), Expect: loadgen.EchoExpect,
+		Conns: o.pprofC, Warmup: 2 * time.Second, Duration: o.pprof + time.Second,
+		OnMeasure: func(start bool) {
+			if start {
+				c0, _ = p.cpu()
+				u0, _ = up.cpu()
+			} else {
+				c1, _ = p.cpu()
+				u1, _ = up.cpu()
+			}
+		}})
 	if err != nil {
 		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res := <-ch
-	if res.err != nil {
-		return nil, res.err
 	}
 	base := fmt.Sprintf("%s-c%d", f.Name, o.pprofC)
 	file := filepath.Join(outDir, base+".cpu.pprof")
@@ -533,17 +511,11 @@ func profileFront(o options, f spec, bins map[string]string, outDir, serverCPU s
 		return nil, err
 	}
 	var top strings.Builder
-	n := float64(res.r.Requests)
+	n := float64(r.Requests)
 	fmt.Fprintf(&top, "%s CPU profile (in front of the wymcp echo upstream, both on core 0), c=%d, %v, %.0f req/s while profiling, %d errors; over the window %.1f µs of the front's CPU and %.1f µs of the upstream's per call (the profiler's own sampling included)\n\n",
-		f.Name, o.pprofC, o.pprof, res.r.RPS, res.r.Errors(), float64(c1-c0)/clockTicks*1e6/n, float64(u1-u0)/clockTicks*1e6/n)
-	for _, mode := range [][]string{{}, {"-cum"}} {
-		args := append([]string{"tool", "pprof", "-top", "-nodecount=40"}, mode...)
-		args = append(args, bins[f.Name], file)
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("go tool pprof: %v\n%s", err, out)
-		}
-		fmt.Fprintf(&top, "$ go %s\n%s\n", strings.Join(args, " "), out)
+		f.Name, o.pprofC, o.pprof, r.RPS, r.Errors(), float64(c1-c0)/clockTicks*1e6/n, float64(u1-u0)/clockTicks*1e6/n)
+	if err := pprofTop(&top, bins[f.Name], file, 40, "", "-cum"); err != nil {
+		return nil, err
 	}
 	traces, err := exec.Command("go", "tool", "pprof", "-traces", file).Output()
 	if err != nil {
@@ -560,7 +532,7 @@ func profileFront(o options, f spec, bins map[string]string, outDir, serverCPU s
 	if err := os.WriteFile(topFile, []byte(top.String()), 0o644); err != nil {
 		return nil, err
 	}
-	return &profileReport{File: file, Top: topFile, RPS: res.r.RPS}, nil
+	return &profileReport{File: file, Top: topFile, RPS: r.RPS}, nil
 }
 
 // waitQuiet waits, at most max, until the machine's busy CPU over half a
@@ -575,9 +547,9 @@ func waitQuiet(pct float64, max time.Duration) time.Duration {
 	}
 	t0 := time.Now()
 	for time.Since(t0) < max {
-		b0, all0 := boxBusy(), boxTotal()
+		b0, all0 := boxTicks()
 		time.Sleep(500 * time.Millisecond)
-		b1, all1 := boxBusy(), boxTotal()
+		b1, all1 := boxTicks()
 		if all1 <= all0 {
 			break
 		}
@@ -591,26 +563,6 @@ func waitQuiet(pct float64, max time.Duration) time.Duration {
 }
 
 func max1(n int) int { return max(n, 1) }
-
-// boxTotal returns the machine's total CPU ticks (all CPUs, idle
-// included) from /proc/stat.
-func boxTotal() uint64 {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	var total uint64
-	for i, v := range f[1:] {
-		if i >= 8 { // guest time is already in user
-			break
-		}
-		n, _ := strconv.ParseUint(v, 10, 64)
-		total += n
-	}
-	return total
-}
 
 // stage is one line of a profile's breakdown by stage.
 type stage struct {

@@ -372,10 +372,10 @@ func measurePoint(o options, s spec, p *proc, c, rep int) (point, error) {
 		OnMeasure: func(startW bool) {
 			if startW {
 				cpu0, _ = p.cpu()
-				box0 = boxBusy()
+				box0, _ = boxTicks()
 			} else {
 				cpu1, _ = p.cpu()
-				box1 = boxBusy()
+				box1, _ = boxTicks()
 			}
 		},
 	})
@@ -618,50 +618,74 @@ func profileWymcp(o options, bin, outDir, serverCPU string) (*profileReport, err
 	}
 	defer p.stop()
 	progress("profiling wymcp at c=%d for %v…", o.pprofC, o.pprof)
-	type lr struct {
-		r   loadgen.Result
-		err error
-	}
-	ch := make(chan lr, 1)
-	go func() {
-		r, err := loadgen.Run(loadgen.Config{Addr: p.addr, Request: loadgen.EchoRequest(s.Shape, p.addr, "/mcp"),
-			Expect: loadgen.EchoExpect, Conns: o.pprofC, Warmup: 2 * time.Second, Duration: o.pprof + time.Second})
-		ch <- lr{r, err}
-	}()
-	time.Sleep(2*time.Second + 300*time.Millisecond)
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", side, int(o.pprof.Seconds())))
+	r, data, err := profileUnderLoad(side, o.pprof, loadgen.Config{Addr: p.addr, Request: loadgen.EchoRequest(s.Shape, p.addr, "/mcp"),
+		Expect: loadgen.EchoExpect, Conns: o.pprofC, Warmup: 2 * time.Second, Duration: o.pprof + time.Second})
 	if err != nil {
 		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res := <-ch
-	if res.err != nil {
-		return nil, res.err
 	}
 	file := filepath.Join(outDir, fmt.Sprintf("wymcp-c%d.cpu.pprof", o.pprofC))
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		return nil, err
 	}
 	var top strings.Builder
-	fmt.Fprintf(&top, "wymcp CPU profile, c=%d, %v, %.0f req/s while profiling, %d errors\n\n", o.pprofC, o.pprof, res.r.RPS, res.r.Errors())
-	for _, mode := range [][]string{{"-cum"}, {}} {
-		args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, mode...)
-		args = append(args, bin, file)
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("go tool pprof: %v\n%s", err, out)
-		}
-		fmt.Fprintf(&top, "$ go %s\n%s\n", strings.Join(args, " "), out)
+	fmt.Fprintf(&top, "wymcp CPU profile, c=%d, %v, %.0f req/s while profiling, %d errors\n\n", o.pprofC, o.pprof, r.RPS, r.Errors())
+	if err := pprofTop(&top, bin, file, 25, "-cum", ""); err != nil {
+		return nil, err
 	}
 	topFile := filepath.Join(outDir, fmt.Sprintf("wymcp-c%d.top.txt", o.pprofC))
 	if err := os.WriteFile(topFile, []byte(top.String()), 0o644); err != nil {
 		return nil, err
 	}
-	return &profileReport{File: file, Top: topFile, RPS: res.r.RPS}, nil
+	return &profileReport{File: file, Top: topFile, RPS: r.RPS}, nil
+}
+
+// profileUnderLoad runs the load cfg and, once its warm-up is over, takes
+// a CPU profile of d from the net/http/pprof at side; it returns the
+// load's result and the profile.
+func profileUnderLoad(side string, d time.Duration, cfg loadgen.Config) (loadgen.Result, []byte, error) {
+	type lr struct {
+		r   loadgen.Result
+		err error
+	}
+	ch := make(chan lr, 1)
+	go func() {
+		r, err := loadgen.Run(cfg)
+		ch <- lr{r, err}
+	}()
+	time.Sleep(cfg.Warmup + 300*time.Millisecond)
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", side, int(d.Seconds())))
+	if err != nil {
+		return loadgen.Result{}, nil, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return loadgen.Result{}, nil, err
+	}
+	res := <-ch
+	if res.err != nil {
+		return loadgen.Result{}, nil, res.err
+	}
+	return res.r, data, nil
+}
+
+// pprofTop appends `go tool pprof -top` of the profile file of bin to
+// top, once per mode ("" for by flat, "-cum" for by cum), each under the
+// command that made it.
+func pprofTop(top *strings.Builder, bin, file string, nodes int, modes ...string) error {
+	for _, mode := range modes {
+		args := []string{"tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", nodes)}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		args = append(args, bin, file)
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go tool pprof: %v\n%s", err, out)
+		}
+		fmt.Fprintf(top, "$ go %s\n%s\n", strings.Join(args, " "), out)
+	}
+	return nil
 }
 
 func progress(format string, args ...any) {

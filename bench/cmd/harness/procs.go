@@ -254,27 +254,28 @@ func (p *proc) hwm() int64 {
 	return 0
 }
 
-// boxBusy returns the machine's total busy CPU ticks (all CPUs) from
-// /proc/stat, to see other processes' load during a point.
-func boxBusy() uint64 {
+// boxTicks returns the machine's CPU ticks (all CPUs) from /proc/stat:
+// busy ones (user, nice, system, irq, softirq), to see other processes'
+// load during a point, and all of them (idle, iowait and steal too).
+// Guest time is already in user, so it is not added again.
+func boxTicks() (busy, total uint64) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
-	var busy uint64
 	for i, v := range f[1:] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		if i >= 7 { // guest time is already in user
+		if i >= 8 {
 			break
 		}
 		n, _ := strconv.ParseUint(v, 10, 64)
-		busy += n
+		total += n
+		if i != 3 && i != 4 && i != 7 { // idle, iowait, steal
+			busy += n
+		}
 	}
-	return busy
+	return busy, total
 }
 
 // setupAuth gives the servers behind auth what they need: one signing key
