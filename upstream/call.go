@@ -43,6 +43,7 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.name, c.version)
 	refuse := func(f *failure) toolrun.Forwarded {
 		out := c.failed(f)
+		c.report(ctx, r.name, f.errorType(), f)
 		hop.End(ctx, f.errorType(), "", out.Failure)
 		return out
 	}
@@ -87,7 +88,10 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		// cancellation (its transport says so): it is told.
 		go c.cancelled(id, ctx.Err())
 	}
-	out, errorType, rpcCode, health := c.outcome(ctx, m, err)
+	out, errorType, rpcCode, health, why := c.outcome(ctx, m, err)
+	if why != nil {
+		c.report(ctx, r.name, errorType, why)
+	}
 	switch health {
 	case healthy:
 		c.breaker.record(false, probe, time.Now())
@@ -153,23 +157,24 @@ const (
 )
 
 // outcome is the downstream answer to the upstream's answer m, or to err:
-// docs/design.md §10a, row by row.
-func (c *client) outcome(ctx context.Context, m message, err error) (out toolrun.Forwarded, errorType, rpcCode string, h health) {
+// docs/design.md §10a, row by row. why is the failure to report (report),
+// nil when the upstream answered or the client went away.
+func (c *client) outcome(ctx context.Context, m message, err error) (out toolrun.Forwarded, errorType, rpcCode string, h health, why error) {
 	if err != nil {
 		var f *failure
 		if !errors.As(err, &f) {
 			// ctx ended: the server answers with its deadline or
 			// cancellation outcome.
 			if ctx.Err() == context.DeadlineExceeded {
-				return toolrun.Forwarded{Failure: "timed out"}, "timeout", "", neutral
+				return toolrun.Forwarded{Failure: "timed out"}, "timeout", "", neutral, ctx.Err()
 			}
-			return toolrun.Forwarded{Failure: "request cancelled"}, "cancelled", "", neutral
+			return toolrun.Forwarded{Failure: "request cancelled"}, "cancelled", "", neutral, nil
 		}
 		if f.upstreamFault() {
 			h = failing
 		}
 		out = c.failed(f)
-		return out, f.errorType(), "", h
+		return out, f.errorType(), "", h, f
 	}
 	if m.err != nil {
 		code := strconv.FormatInt(m.err.code, 10)
@@ -183,18 +188,18 @@ func (c *client) outcome(ctx context.Context, m message, err error) (out toolrun
 			if m.err.data != nil {
 				e = e.WithData(m.err.data)
 			}
-			return toolrun.Forwarded{Refusal: e}, code, code, healthy
+			return toolrun.Forwarded{Refusal: e}, code, code, healthy, nil
 		}
 		text := fmt.Sprintf("Upstream %s failed the call with JSON-RPC error %d: %s", c.name, m.err.code, truncate(m.err.message, maxMessage))
-		return toolrun.Forwarded{Failure: text}, code, code, healthy
+		return toolrun.Forwarded{Failure: text}, code, code, healthy, nil
 	}
 	res, perr := wire.ParseUpstreamResult(m.result)
 	if perr == nil && res.InputRequired {
-		perr = c.checkInputs(res.Inputs)
+		perr = c.checkInputs(res.Inputs, res.State)
 	}
 	if perr != nil {
 		f := &failure{kind: kindMalformed, detail: perr.Error()}
-		return c.failed(f), f.errorType(), "", failing
+		return c.failed(f), f.errorType(), "", failing, f
 	}
 	if res.InputRequired {
 		if res.Inputs == nil {
@@ -204,20 +209,33 @@ func (c *client) outcome(ctx context.Context, m message, err error) (out toolrun
 		for i, in := range res.Inputs {
 			inputs[i] = toolrun.InputRequest{Key: in.Key, Method: in.Method, Capability: toolrun.CapabilityOf(in.Method), Params: in.Params}
 		}
-		return toolrun.Forwarded{Inputs: inputs, State: res.State}, "", "", healthy
+		return toolrun.Forwarded{Inputs: inputs, State: res.State}, "", "", healthy, nil
 	}
 	if res.IsError {
 		errorType = "tool_error"
 	}
-	return toolrun.Forwarded{Result: m.result, IsError: res.IsError}, errorType, "", healthy
+	return toolrun.Forwarded{Result: m.result, IsError: res.IsError}, errorType, "", healthy, nil
 }
 
+// maxUpstreamState bounds the requestState of an upstream's input_required
+// (docs/design.md §10a): it travels sealed in the gateway's own, which
+// the client holds and sends back with its retry, a third larger
+// (base64) and bound by the server's request body limit. An upstream's
+// state is a small token, or the small state of a stateless server; what
+// is larger would have the gateway send megabytes to the client for the
+// upstream.
+const maxUpstreamState = 64 << 10
+
 // checkInputs refuses an input_required result the gateway cannot pass
-// on: from a 2025-era upstream (its revision has none), or asking for an
-// input no revision of the client's knows.
-func (c *client) checkInputs(inputs []wire.InputRequest) error {
+// on: from a 2025-era upstream (its revision has none), asking for an
+// input no revision of the client's knows, or with a requestState past
+// maxUpstreamState.
+func (c *client) checkInputs(inputs []wire.InputRequest, state string) error {
 	if c.legacy {
 		return errors.New("a 2025-era upstream answered input_required")
+	}
+	if len(state) > maxUpstreamState {
+		return fmt.Errorf("its requestState is %d bytes, more than the gateway's limit of %d", len(state), maxUpstreamState)
 	}
 	for _, in := range inputs {
 		if toolrun.CapabilityOf(in.Method) == "" {
@@ -242,6 +260,8 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 		text = fmt.Sprintf("Upstream %s sent an answer the gateway cannot read: %s.", c.name, truncate(f.detail, maxMessage))
 	case kindTooLarge:
 		text = fmt.Sprintf("Upstream %s's answer is larger than %d bytes, the gateway's limit.", c.name, c.maxBytes)
+	case kindHeadersTooLarge:
+		text = fmt.Sprintf("Upstream %s's answer has headers larger than %d bytes, the gateway's limit.", c.name, c.maxHeader)
 	case kindRefusedCreds:
 		text = "Upstream " + c.name + " refused the gateway's credentials (HTTP 401)."
 	case kindCredentials:
@@ -264,10 +284,34 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
 	}
-	if f.err != nil {
-		c.log.Debug("upstream call failed", "upstream", c.name, "error", f.Error())
-	}
 	return toolrun.Forwarded{Failure: text}
+}
+
+// report records a failed call of the upstream's tool (docs/telemetry.md):
+// counted by its error.type, and logged, throttled per error.type. why is
+// the *failure, or the context's error of a call past its deadline.
+func (c *client) report(ctx context.Context, tool, errorType string, why error) {
+	fl := telemetry.UpstreamFailure{Tool: tool, ErrorType: errorType}
+	var f *failure
+	switch {
+	case !errors.As(why, &f):
+		fl.Detail = "no answer within the call's deadline"
+	case f.err != nil:
+		fl.Detail = f.err.Error()
+	case f.kind == kindTooLarge:
+		fl.Detail = fmt.Sprintf("an answer larger than %d bytes", c.maxBytes)
+	case f.kind == kindUnavailable:
+		fl.Detail = "the circuit is open; the next try in " + f.detail
+	case f.kind == kindBusy:
+		fl.Detail = fmt.Sprintf("MaxInFlight (%d) calls in progress", cap(c.slots))
+	default:
+		fl.Detail = f.detail
+	}
+	if f != nil {
+		fl.Status = f.status
+	}
+	fl.Detail = truncate(fl.Detail, maxMessage)
+	c.fails.Record(ctx, fl)
 }
 
 // during handles a message the upstream sends on a call's stream before

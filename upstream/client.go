@@ -51,10 +51,15 @@ type client struct {
 
 	connectTimeout, callTimeout time.Duration
 
+	// maxHeader bounds an answer's headers; maxBytes bounds them and one
+	// message together.
+	maxHeader int64
+
 	ids     atomic.Int64
 	breaker breaker
 	slots   chan struct{}
 	hops    *telemetry.Hops
+	fails   *telemetry.UpstreamFailures
 	// clientInfo is the gateway's Implementation, encoded.
 	clientInfo wire.RawJSON
 	closed     atomic.Bool
@@ -77,6 +82,11 @@ const (
 	defaultMaxBytes       = 4 << 20
 	defaultFailures       = 5
 	defaultCooldown       = 5 * time.Second
+
+	// defaultMaxHeader is far above what an MCP server's answer carries
+	// (a few hundred bytes), and well below net/http's own default
+	// (10 MiB, which one answer of a hostile upstream could fill).
+	defaultMaxHeader = 64 << 10
 )
 
 // knownVersions are the revisions the gateway speaks to an upstream, the
@@ -98,6 +108,7 @@ func newClient(o Options) (*client, error) {
 		addr:           u.Hostname(),
 		creds:          o.Credentials,
 		maxBytes:       orDefault(o.MaxResponseBytes, defaultMaxBytes),
+		maxHeader:      orDefault(o.MaxResponseHeaderBytes, defaultMaxHeader),
 		callTimeout:    orDefault(o.CallTimeout, defaultCallTimeout),
 		connectTimeout: orDefault(o.ConnectTimeout, defaultConnectTimeout),
 		slots:          make(chan struct{}, orDefault(o.MaxInFlight, defaultMaxInFlight)),
@@ -106,6 +117,9 @@ func newClient(o Options) (*client, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	// The headers count against the answer's limit too: they can be no
+	// larger than it.
+	c.maxHeader = min(c.maxHeader, c.maxBytes)
 	c.port, _ = strconv.Atoi(u.Port())
 	if c.port == 0 {
 		c.port = map[string]int{"http": 80, "https": 443}[u.Scheme]
@@ -138,6 +152,9 @@ func newClient(o Options) (*client, error) {
 		// The upstream is a known server, not a proxy's target: the
 		// environment's proxy settings are not the gateway's route to it.
 		t.Proxy = nil
+		// What net/http reads of an answer's headers before the gateway
+		// sees them: past it, the exchange fails (headersTooLarge).
+		t.MaxResponseHeaderBytes = c.maxHeader
 		c.http = &http.Client{
 			Transport: t,
 			// A redirect would carry the gateway's credentials to another
@@ -161,6 +178,7 @@ func newClient(o Options) (*client, error) {
 		}
 	}
 	c.hops = newHops(o, c)
+	c.fails = telemetry.NewUpstreamFailures(o.MeterProvider, c.log, c.name)
 	c.clientInfo = gatewayInfo()
 	return c, nil
 }
@@ -217,6 +235,7 @@ const (
 	kindStatus
 	kindMalformed
 	kindTooLarge
+	kindHeadersTooLarge
 	kindRefusedCreds
 	kindCredentials
 	kindSessionLost
@@ -246,7 +265,7 @@ func (f *failure) errorType() string {
 		return strconv.Itoa(f.status)
 	case kindMalformed:
 		return "upstream_malformed"
-	case kindTooLarge:
+	case kindTooLarge, kindHeadersTooLarge:
 		return "upstream_too_large"
 	case kindRefusedCreds:
 		return "upstream_unauthorized"
@@ -346,6 +365,9 @@ func (c *client) exchange(ctx context.Context, req *request, session string) (me
 		if ctx.Err() != nil {
 			return message{}, "", ctx.Err()
 		}
+		if headersTooLarge(err) {
+			return message{}, "", &failure{kind: kindHeadersTooLarge, err: err}
+		}
 		return message{}, "", &failure{kind: kindUnreachable, err: err}
 	}
 	defer resp.Body.Close()
@@ -421,13 +443,19 @@ func (c *client) answer(ctx context.Context, req *request, resp *http.Response, 
 	case resp.StatusCode == http.StatusUnauthorized:
 		return message{}, &failure{kind: kindRefusedCreds, status: resp.StatusCode}
 	}
+	// The headers and the message together are at most maxBytes: what
+	// the gateway holds of one answer at once.
+	budget := c.maxBytes - headerBytes(resp)
+	if budget < 0 {
+		return message{}, &failure{kind: kindTooLarge}
+	}
 	media := mediaType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	switch {
 	case media == "text/event-stream" && ok:
-		return c.stream(ctx, req, resp.Body)
+		return c.stream(ctx, req, resp.Body, budget)
 	case media == "application/json":
-		body, err := readLimited(resp.Body, resp.ContentLength, c.maxBytes)
+		body, err := readLimited(resp.Body, resp.ContentLength, budget)
 		if err != nil {
 			return message{}, c.readFailure(err)
 		}
@@ -470,9 +498,10 @@ func (c *client) check(req *request, m message) (message, error) {
 }
 
 // stream reads the events of a text/event-stream answer until the response
-// to req, handing the messages before it to req.during.
-func (c *client) stream(ctx context.Context, req *request, body io.Reader) (message, error) {
-	sse := newSSEReader(body, c.maxBytes)
+// to req, handing the messages before it to req.during; max bounds each
+// event.
+func (c *client) stream(ctx context.Context, req *request, body io.Reader, max int64) (message, error) {
+	sse := newSSEReader(body, max)
 	for {
 		data, err := sse.next()
 		if err != nil {
@@ -506,6 +535,29 @@ func (c *client) stream(ctx context.Context, req *request, body io.Reader) (mess
 			}
 		}
 	}
+}
+
+// headerBytes is the size of resp's status line and header fields as
+// HTTP/1.1 writes them: what an HTTP/2 answer's would be too, once
+// decoded.
+func headerBytes(resp *http.Response) int64 {
+	n := int64(len("HTTP/1.1 \r\n\r\n") + len(resp.Status))
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			n += int64(len(k) + len(": \r\n") + len(v))
+		}
+	}
+	return n
+}
+
+// headersTooLarge reports whether err is net/http refusing an answer whose
+// headers are past the transport's MaxResponseHeaderBytes (HTTP/1.1) or
+// its header list size (HTTP/2). net/http has no value for either error:
+// they are told by their text (TestOutcomeHeadersTooLarge holds it).
+func headersTooLarge(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "server response headers exceeded") ||
+		strings.Contains(s, "response header list larger than")
 }
 
 // readFailure words an error reading a JSON answer.

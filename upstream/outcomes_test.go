@@ -615,9 +615,9 @@ func runRows(t *testing.T, rows []ocRow) {
 	}
 }
 
-// Row: input_required from a 2025-era upstream, or asking for a method
-// that is no input request: the malformed tool error; upstream_malformed;
-// breaker failure.
+// Row: input_required from a 2025-era upstream, asking for a method that
+// is no input request, or with a requestState past 64 KiB: the malformed
+// tool error; upstream_malformed; breaker failure.
 func TestOutcomeInputRequiredUnreadable(t *testing.T) {
 	t.Parallel()
 	runRows(t, []ocRow{
@@ -628,6 +628,10 @@ func TestOutcomeInputRequiredUnreadable(t *testing.T) {
 		{name: "not an input request",
 			answer: ocResult(`{"resultType":"input_required","inputRequests":{"k":{"method":"tools/call","params":{}}}}`),
 			want:   `Upstream fake sent an answer the gateway cannot read: inputRequests["k"] asks for "tools/call", which is not an input request.`,
+			hop:    "upstream_malformed", effect: ocFailure},
+		{name: "requestState past its limit",
+			answer: ocResult(`{"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{}}},"requestState":"` + strings.Repeat("s", 64<<10+1) + `"}`),
+			want:   "Upstream fake sent an answer the gateway cannot read: its requestState is 65537 bytes, more than the gateway's limit of 65536.",
 			hop:    "upstream_malformed", effect: ocFailure},
 	})
 }

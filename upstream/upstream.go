@@ -79,9 +79,16 @@ type Options struct {
 	// answered at once, as a tool error; 0 means 256.
 	MaxInFlight int
 	// MaxResponseBytes bounds one message from the upstream (an answer, or
-	// one event of its stream); a larger one is refused, not buffered; 0
-	// means 4 MiB.
+	// one event of its stream), the answer's headers counted in it; a
+	// larger one is refused, not buffered; 0 means 4 MiB.
 	MaxResponseBytes int64
+	// MaxResponseHeaderBytes bounds the headers of an answer of the
+	// upstream's, as net/http reads them: past it the answer is refused
+	// before the gateway holds it. 0 means 64 KiB, and it is never more
+	// than MaxResponseBytes. It applies to the HTTP client Connect makes,
+	// not to HTTPClient (whose transport's own MaxResponseHeaderBytes
+	// does), though the headers count against MaxResponseBytes with any.
+	MaxResponseHeaderBytes int64
 	// BreakerFailures consecutive failures of the upstream itself
 	// (unreachable, HTTP 5xx, a malformed answer) open its circuit for
 	// BreakerCooldown, during which its calls are answered at once; then
@@ -96,11 +103,12 @@ type Options struct {
 	// with the gateway's credentials: the default follows none.
 	HTTPClient *http.Client
 	// TracerProvider and MeterProvider record the CLIENT span around each
-	// hop and mcp.client.operation.duration; nil means OpenTelemetry's
-	// global providers.
+	// hop, mcp.client.operation.duration and wymcp.upstream.failures; nil
+	// means OpenTelemetry's global providers.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
-	// Logger records tools left out and sessions re-established; nil means
+	// Logger records tools left out, sessions re-established and the
+	// failed calls (throttled: docs/telemetry.md); nil means
 	// slog.Default().
 	Logger *slog.Logger
 }

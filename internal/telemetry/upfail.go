@@ -1,0 +1,112 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// keyUpstream names the upstream (its Options.Name) on the gateway's
+// failure records.
+const keyUpstream = "wymcp.upstream"
+
+// UpstreamFailures records the failures of one upstream's forwarded calls
+// (docs/design.md §10a, docs/telemetry.md): each one counted in
+// wymcp.upstream.failures by its error.type, and logged in one format,
+// "upstream call failed", throttled per error.type, so that an upstream
+// down under load costs the log one record a second per class of failure,
+// the number held back carried by the next record (or by a record of its
+// own when none follows), while the counter has every one.
+type UpstreamFailures struct {
+	name    string
+	logger  *slog.Logger
+	counter metric.Int64Counter
+	// Interval is how often a record of one error.type is let through; 0
+	// means a second. Set it before the first Record.
+	Interval time.Duration
+
+	// limits holds a *Limiter per error.type: a closed set (the §10a
+	// failure types, an HTTP status, timeout).
+	limits sync.Map
+}
+
+// NewUpstreamFailures returns the failure recorder of the upstream name,
+// logging to logger (nothing when nil) and counting to mp (the
+// OpenTelemetry global when nil).
+func NewUpstreamFailures(mp metric.MeterProvider, logger *slog.Logger, name string) *UpstreamFailures {
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	f := &UpstreamFailures{name: name, logger: logger}
+	f.counter, _ = mp.Meter(ScopeName).Int64Counter("wymcp.upstream.failures",
+		metric.WithUnit("{failure}"),
+		metric.WithDescription("Forwarded calls the gateway could not answer with the upstream's answer, by upstream and error.type."))
+	return f
+}
+
+// UpstreamFailure is one failed forwarded call, as logged.
+type UpstreamFailure struct {
+	// Tool is the upstream's name of the tool called.
+	Tool string
+	// ErrorType is the hop's error.type: the class of the failure.
+	ErrorType string
+	// Status is the upstream's HTTP status, 0 when none is in question.
+	Status int
+	// Detail is the cause, for the operator (never sent to the client).
+	Detail string
+}
+
+// Record counts the failure and logs it unless its class has been logged
+// within the interval.
+func (f *UpstreamFailures) Record(ctx context.Context, fl UpstreamFailure) {
+	ctx = context.WithoutCancel(ctx)
+	f.counter.Add(ctx, 1, metric.WithAttributes(
+		attribute.String(keyUpstream, f.name),
+		attribute.String(keyErrorType, fl.ErrorType)))
+	if f.logger == nil {
+		return
+	}
+	ok, suppressed := f.limiter(fl.ErrorType).Allow(time.Now())
+	if !ok {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs,
+		slog.String("upstream", f.name),
+		slog.String("tool", truncate(fl.Tool)),
+		slog.String(keyErrorType, fl.ErrorType))
+	if fl.Status != 0 {
+		attrs = append(attrs, slog.Int("status", fl.Status))
+	}
+	if fl.Detail != "" {
+		attrs = append(attrs, slog.String("detail", fl.Detail))
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int64("suppressed", suppressed))
+	}
+	f.logger.LogAttrs(ctx, slog.LevelWarn, "upstream call failed", attrs...)
+}
+
+// limiter returns the Limiter of the class errorType, made on its first
+// failure.
+func (f *UpstreamFailures) limiter(errorType string) *Limiter {
+	if l, ok := f.limits.Load(errorType); ok {
+		return l.(*Limiter)
+	}
+	l := &Limiter{Interval: f.Interval}
+	l.Report = func(n int64) {
+		// The same record, without a call's fields: how many of the class
+		// were held back and never reported by a later record.
+		f.logger.LogAttrs(context.Background(), slog.LevelWarn, "upstream call failed",
+			slog.String("upstream", f.name),
+			slog.String(keyErrorType, errorType),
+			slog.Int64("suppressed", n))
+	}
+	actual, _ := f.limits.LoadOrStore(errorType, l)
+	return actual.(*Limiter)
+}
