@@ -79,16 +79,19 @@ type Principal struct {
 	// when the token has no sub. It is never a client id filled in for a
 	// missing sub: ClientID says who the caller is then.
 	//
-	// The server binds per-caller state (multi-round-trip requestState)
-	// and the span's enduser.id, when AuthOptions.RecordSubject says so,
-	// to a key made of it: "sub:" and Subject when Subject is set, else
+	// The span's enduser.id, when AuthOptions.RecordSubject says so, is a
+	// key made of it: "sub:" and Subject when Subject is set, else
 	// "client:" and ClientID. Users and clients so never share a key, and
 	// a principal with neither is refused as an invalid token (401): every
-	// caller is someone (docs/design.md §6).
+	// caller is someone (docs/design.md §6). Per-caller state (a
+	// multi-round-trip requestState, a gateway's exchanged token) binds to
+	// that key and to ClientID.
 	Subject string
 	// ClientID is the OAuth client the token was issued to (its client_id,
 	// else its azp), when known; "" otherwise. A principal without a
-	// Subject is identified by it.
+	// Subject is identified by it. A requestState minted through one
+	// client does not open through another client of the same user: the
+	// two hold different grants.
 	ClientID string
 	// Scopes are the OAuth scopes granted to the caller (RFC 6749 §3.3),
 	// compared exactly (they are case-sensitive: slices.Contains). They

@@ -96,7 +96,9 @@ func newJWTRoundServer(t *testing.T, s *jwtSigner) *mcptest.Endpoint {
 
 // TestRequestStateBoundToCaller: a requestState sealed for one caller
 // does not open for another: not for a client named as the user was (one
-// namespace for users, another for clients), and tokens whose sub is not
+// namespace for users, another for clients), not for the same user through
+// another OAuth client (issue 38: the clients hold different grants), and
+// tokens whose sub is not
 // a string, which used to bind all alike as "", are refused 401
 // invalid_token before any state is sealed for them.
 func TestRequestStateBoundToCaller(t *testing.T) {
@@ -106,6 +108,8 @@ func TestRequestStateBoundToCaller(t *testing.T) {
 	alice := s.token(t, jwt.MapClaims{"sub": "alice", "client_id": "app"})
 	clientAlice := s.token(t, jwt.MapClaims{"client_id": "alice"})
 	azpAlice := s.token(t, jwt.MapClaims{"azp": "alice"})
+	aliceOtherApp := s.token(t, jwt.MapClaims{"sub": "alice", "client_id": "other-app"})
+	aliceNoClient := s.token(t, jwt.MapClaims{"sub": "alice"})
 	step1 := `{"step1":` + adaAnswer + `}`
 	retry := func(state, token string) mcptest.RPC {
 		return bearer(call("steps", `{"topic":"paint"}`).WithID(7).Retry(step1, state), token)
@@ -117,6 +121,8 @@ func TestRequestStateBoundToCaller(t *testing.T) {
 		"the user's state, the client of the same name": {userState, clientAlice},
 		"the user's state, azp of the same name":        {userState, azpAlice},
 		"the client's state, the user of the same name": {clientState, alice},
+		"the user's state, another client of the user":  {userState, aliceOtherApp},
+		"the user's state, the user without a client":   {userState, aliceNoClient},
 	} {
 		rep := hs.Send(t, retry(tc.state, tc.token))
 		rep.ExpectError(t, 200, -32602, "7")
@@ -127,6 +133,8 @@ func TestRequestStateBoundToCaller(t *testing.T) {
 	// Each opens its own, and a client's is the same whichever claim
 	// names it.
 	hs.Send(t, retry(userState, alice)).ExpectInputRequired(t, "7")
+	// Another token of the same user and client opens it.
+	hs.Send(t, retry(userState, s.token(t, jwt.MapClaims{"sub": "alice", "client_id": "app", "jti": "2"}))).ExpectInputRequired(t, "7")
 	hs.Send(t, retry(clientState, clientAlice)).ExpectInputRequired(t, "7")
 	hs.Send(t, retry(clientState, azpAlice)).ExpectInputRequired(t, "7")
 

@@ -99,7 +99,7 @@ func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.To
 	if key == "" {
 		return ctx, s.invalidToken("") // a principal that names neither would bind as nobody
 	}
-	id := &caller.Identity{Subject: key, Scopes: p.Scopes, Token: bearer(r)}
+	id := &caller.Identity{Subject: key, Client: p.ClientID, Scopes: p.Scopes, Token: bearer(r)}
 	if need := s.need(tool); !id.Grants(need) {
 		return ctx, s.forbidden(need, "", nil)
 	}
@@ -117,11 +117,13 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// bindingKey returns the caller's key, what per-caller state binds to
-// (caller.Identity.Subject): "sub:" and the principal's subject, or
-// "client:" and its client id when it has no subject, so that a user and a
-// client of the same name never share one; "" when it names neither, which
-// is refused. It is made here and nowhere else (docs/design.md §6).
+// bindingKey returns the caller's key (caller.Identity.Subject): "sub:"
+// and the principal's subject, or "client:" and its client id when it has
+// no subject, so that a user and a client of the same name never share
+// one; "" when it names neither, which is refused. It is made here and
+// nowhere else (docs/design.md §6). What binds to the caller binds to it
+// and to the client (caller.Identity.Client), so that two clients of one
+// user do not share a requestState or an exchanged token.
 func bindingKey(p *Principal) string {
 	switch {
 	case p.Subject != "":

@@ -226,6 +226,9 @@ type failure struct {
 	status int    // HTTP status, for kindStatus, kindRefusedCreds, kindSessionLost
 	detail string // what, for kindMalformed and kindCredentials
 	err    error  // the cause, for the log
+	// sent is the request's header, for kindRefusedCreds: which
+	// credentials the upstream refused (Credentials.refused).
+	sent http.Header
 }
 
 type failureKind uint8
@@ -314,7 +317,7 @@ func (c *client) call(ctx context.Context, req *request) (message, error) {
 				return m, err
 			}
 		case kindRefusedCreds:
-			if c.creds == nil || !c.creds.refused(ctx) {
+			if c.creds == nil || !c.creds.refused(ctx, f.sent) {
 				return m, err
 			}
 		default:
@@ -372,6 +375,9 @@ func (c *client) exchange(ctx context.Context, req *request, session string) (me
 	}
 	defer resp.Body.Close()
 	m, err := c.answer(ctx, req, resp, session)
+	if f, ok := err.(*failure); ok && f.kind == kindRefusedCreds {
+		f.sent = h
+	}
 	if err != nil && ctx.Err() != nil {
 		return message{}, "", ctx.Err()
 	}

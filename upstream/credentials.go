@@ -6,9 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/wymcp/wymcp/internal/wire"
@@ -27,11 +26,16 @@ type Credentials interface {
 	// apply sets the request's credential headers. ctx is the call's: for
 	// an exchange, it carries the caller whose token is exchanged.
 	apply(ctx context.Context, h http.Header) error
-	// refused tells the credentials that the upstream refused what apply
-	// set (HTTP 401): a cached token is dropped, so the one retry gets a
-	// fresh one. retry is false when there is nothing else to send (static
-	// headers): then the 401 is the answer.
-	refused(ctx context.Context) (retry bool)
+	// refused tells the credentials that the upstream refused sent, the
+	// header of a request apply set (HTTP 401): the cached token that got
+	// it is dropped, once, so the one retry gets a fresh one. retry is
+	// false when there is nothing else to send (static headers; a token
+	// fetched after a 401 within the refusal backoff): then the 401 is the
+	// answer.
+	refused(ctx context.Context, sent http.Header) (retry bool)
+	// tokenURL is the token endpoint the credentials send their secret
+	// to, "" for none (checkCleartext).
+	tokenURL() string
 }
 
 // maxStaticFile bounds the file StaticHeaders reads: a few headers, not a
@@ -45,8 +49,9 @@ const maxStaticFile = 64 << 10
 // spaces and tabs around it; a trailing CR is dropped, so CRLF files read
 // the same.
 //
-// The file is read once, here: a rotated secret takes a new Connect. It is
-// refused, with the number of the offending line and never its value
+// The file is read once, here: a rotated secret takes a new Connect. It
+// must be a regular file of at most 64 KiB (a FIFO or a device is refused
+// without waiting on it). It is refused, with the number of the offending line and never its value
 // (which is the secret), when a line has no colon, a name is not an HTTP
 // token or a value holds control characters (the rules of
 // golang.org/x/net/http/httpguts, which net/http enforces on the wire), a
@@ -63,17 +68,13 @@ const maxStaticFile = 64 << 10
 // refused does nothing: there is no other value to try, so a 401 from the
 // upstream is the call's answer.
 func StaticHeaders(path string) (Credentials, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, err := readCredentialFile(path, maxStaticFile)
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
 		return nil, fmt.Errorf("upstream: static headers: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxStaticFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("upstream: static headers: %w", err)
-	}
-	if len(data) > maxStaticFile {
-		return nil, fmt.Errorf("upstream: static headers %s: larger than %d KiB", path, maxStaticFile>>10)
+	case err != nil:
+		return nil, fmt.Errorf("upstream: static headers %s: %w", path, err)
 	}
 	h, err := parseStaticHeaders(data)
 	if err != nil {
@@ -165,7 +166,9 @@ func (s *staticHeaders) apply(_ context.Context, h http.Header) error {
 	return nil
 }
 
-func (s *staticHeaders) refused(context.Context) bool { return false }
+func (s *staticHeaders) refused(context.Context, http.Header) bool { return false }
+
+func (s *staticHeaders) tokenURL() string { return "" }
 
 // validHeaderValue is httpguts.ValidHeaderFieldValue: no control
 // characters but horizontal tab.

@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +24,9 @@ import (
 // client, with HTTP Basic (client_secret_basic, RFC 6749 §2.3.1).
 type OAuth struct {
 	// TokenURL is the authorization server's token endpoint (http or
-	// https). Required.
+	// https). Required. Connect refuses plain http to a host that is not
+	// loopback unless Options.AllowCleartextCredentials: the client
+	// secret, and an exchange's caller token, go in every request.
 	TokenURL string
 	// ClientID and ClientSecret are the gateway's own client at the
 	// authorization server, sent with HTTP Basic. Both are required: the
@@ -69,12 +73,14 @@ const (
 	// is refreshed: a call that starts with it must still hold a valid
 	// token when the upstream reads it.
 	minRefreshMargin = 10 * time.Second
-	// retryDelay is the pause after a failed refresh while the old token
-	// is still valid: calls keep the old token meanwhile instead of each
-	// waiting on a failing endpoint.
+	// retryDelay is the first backoff: after a failed token request (calls
+	// keep a still-valid token meanwhile, and fail at once without one),
+	// and after a token dropped for an upstream's 401. It doubles with
+	// each failure in a row, up to maxBackoff.
 	retryDelay = time.Second
+	maxBackoff = 30 * time.Second
 	// maxExchangeSubjects bounds TokenExchange's cache: one token per
-	// caller subject.
+	// caller token.
 	maxExchangeSubjects = 10000
 )
 
@@ -95,11 +101,20 @@ const (
 // request and goes on with the old token, which is still valid, so no
 // call waits on the token endpoint while a usable token exists. Only when
 // there is none (the first call, after a refusal, after expiry) do calls
-// wait, all of them on one request. A failed refresh keeps the old token
-// until it expires (and is retried a second later); a failed first
-// request is the waiting calls' error, and the next call tries again.
-// When the upstream answers 401 the token is dropped, so the retry gets a
-// new one.
+// wait, all of them on one request. A failed request starts a backoff (a
+// second, doubling with each failure in a row up to 30 s): meanwhile the
+// old token is used while it is valid, and a call without one gets the
+// failure at once, without a request. An outage of the token endpoint
+// (unreachable, HTTP 5xx or 429) holds for every key of the credentials,
+// so N calls during one cost a request per interval, not N.
+//
+// When the upstream answers 401 the token that got it is dropped, once
+// (the 401s of concurrent calls with the same token drop it once, and
+// their retries share one request), so the retry gets a new one. A token
+// fetched that way and refused too within the refusal backoff (a second,
+// doubling likewise) is not replaced: its 401 is the call's answer, so an
+// upstream that refuses every token costs a token request per interval,
+// not one per call.
 //
 // Every request carries "Authorization: Bearer <token>". Errors say what
 // failed, with the HTTP status and the RFC 6749 error code of the token
@@ -130,15 +145,18 @@ func ClientCredentials(cfg OAuth) (Credentials, error) {
 // urn:ietf:params:oauth:token-type:access_token, and resource, audience
 // and scope when configured; the gateway authenticates with HTTP Basic.
 //
-// Tokens are cached per caller subject (the authenticated caller's key),
-// refreshed as [ClientCredentials] refreshes its one token, with one
-// request at a time per subject. The cache holds at most 10000 subjects;
-// a new subject past that evicts the expired tokens first, else the one
-// closest to expiry. A subject's token is reused for its calls until then
-// even when the caller presents a new token of its own. A call without an
-// authenticated caller, or whose caller presented no bearer token, fails
-// without a request to the token endpoint: such a call has nothing to
-// exchange.
+// Tokens are cached per subject token: keyed by the SHA-256 of the token
+// the caller presented, with its caller key, client and scopes. Two
+// clients of one user, or two tokens of one client with other scopes, so
+// never share an exchanged token: each is the exchange of the caller's
+// own token, with the rights the authorization server gives that token.
+// They are refreshed, backed off and dropped on a 401 as
+// [ClientCredentials]' one token, with one request at a time per key. The
+// cache holds at most 10000 tokens; a new key past that evicts the ones
+// without a valid token first, else the one closest to expiry. A call
+// without an authenticated caller, or whose caller presented no bearer
+// token, fails without a request to the token endpoint: such a call has
+// nothing to exchange.
 //
 // The requests the gateway makes for itself, with no caller (Connect's
 // negotiation and tools/list, a 2025-era upstream's new session, Close),
@@ -189,9 +207,12 @@ func (c *clientCredentials) apply(ctx context.Context, h http.Header) error {
 	return nil
 }
 
-func (c *clientCredentials) refused(context.Context) bool {
-	c.cache.drop("")
-	return true
+func (c *clientCredentials) tokenURL() string { return c.ep.url }
+
+func (t *tokenExchange) tokenURL() string { return t.ep.url }
+
+func (c *clientCredentials) refused(_ context.Context, sent http.Header) bool {
+	return c.cache.refused("", sentToken(sent))
 }
 
 // tokenExchange is TokenExchange's Credentials.
@@ -221,7 +242,7 @@ func (t *tokenExchange) apply(ctx context.Context, h http.Header) error {
 		return errNoCallerToken
 	}
 	subjectToken := id.Token
-	tok, err := t.cache.get(ctx, id.Subject, func(ctx context.Context) (string, time.Duration, error) {
+	tok, err := t.cache.get(ctx, exchangeKey(id), func(ctx context.Context) (string, time.Duration, error) {
 		form := make(url.Values, len(t.form)+1)
 		for k, v := range t.form {
 			form[k] = v
@@ -236,14 +257,39 @@ func (t *tokenExchange) apply(ctx context.Context, h http.Header) error {
 	return nil
 }
 
-func (t *tokenExchange) refused(ctx context.Context) bool {
+func (t *tokenExchange) refused(ctx context.Context, sent http.Header) bool {
 	if isOwn(ctx) {
-		return t.gateway.refused(ctx)
+		return t.gateway.refused(ctx, sent)
 	}
-	if id := caller.IdentityFrom(ctx); id != nil {
-		t.cache.drop(id.Subject)
+	id := caller.IdentityFrom(ctx)
+	if id == nil || id.Subject == "" || id.Token == "" {
+		return false // apply sent nothing: nothing else to send
 	}
-	return true
+	return t.cache.refused(exchangeKey(id), sentToken(sent))
+}
+
+// exchangeKey is the cache key of an exchange for the caller id: the
+// SHA-256 of the subject token with the caller's key, client and scopes,
+// each length-prefixed. The token alone would do (its subject, client and
+// scopes are its own), but naming them says what a cached token stands
+// for: never a token exchanged from another client's or another scope's
+// token of the same user. A hash, so that the cache holds no caller token
+// and its keys are small whatever a token's size.
+func exchangeKey(id *caller.Identity) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(id.Token)
+	field(id.Subject)
+	field(id.Client)
+	for _, sc := range id.Scopes {
+		field(sc)
+	}
+	return string(h.Sum(nil))
 }
 
 // endpoint is a token endpoint and the gateway's client there.
@@ -365,7 +411,8 @@ func (e *endpoint) request(ctx context.Context, form url.Values, exchange bool) 
 		// A *url.Error names the URL and the cause, not the body; it is
 		// wrapped, so that the gateway's answer can say "unreachable"
 		// without the address.
-		return fail("%w", err)
+		_, _, err = fail("%w", err)
+		return "", 0, &endpointError{err: err, outage: true}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
@@ -378,10 +425,14 @@ func (e *endpoint) request(ctx context.Context, form url.Values, exchange bool) 
 	var tr tokenResponse
 	decodeErr := strictjson.Unmarshal(body, &tr)
 	if resp.StatusCode != http.StatusOK {
+		var err error
 		if decodeErr == nil && validErrorCode(tr.Error) {
-			return fail("HTTP %d: %s", resp.StatusCode, tr.Error)
+			_, _, err = fail("HTTP %d: %s", resp.StatusCode, tr.Error)
+		} else {
+			_, _, err = fail("HTTP %d", resp.StatusCode)
 		}
-		return fail("HTTP %d", resp.StatusCode)
+		outage := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
+		return "", 0, &endpointError{err: err, outage: outage}
 	}
 	if decodeErr != nil {
 		return fail("HTTP 200 but the answer is not a token response")
@@ -454,20 +505,60 @@ func (t token) validAt(now time.Time) bool { return t.value != "" && now.Before(
 // fetchFunc asks for a token, and returns it with its lifetime.
 type fetchFunc func(context.Context) (string, time.Duration, error)
 
-// tokenCache holds tokens by key (the caller subject for an exchange, ""
-// for client credentials), with one fetch at a time per key.
+// tokenCache holds tokens by key (exchangeKey for an exchange, "" for
+// client credentials), with one fetch at a time per key, and the backoffs
+// that keep a failing token endpoint or an upstream refusing every token
+// from costing a token request per call.
 type tokenCache struct {
 	mu    sync.Mutex
 	slots map[string]*slot
 	max   int
 	now   func() time.Time // time.Now; tests move it
+	// down is the token endpoint's outage (unreachable, HTTP 5xx or 429),
+	// shared by every key: while it lasts, a key without a valid token
+	// fails at once with the outage's error rather than asking.
+	down backoff
+}
+
+// backoff is a run of failures and the time before which nothing is
+// tried again: retryDelay after the first, doubling up to maxBackoff.
+type backoff struct {
+	failures int
+	until    time.Time
+	err      error // the last failure's
+}
+
+// fail records a failure at now.
+func (b *backoff) fail(now time.Time, err error) {
+	b.failures++
+	b.until = now.Add(backoffDelay(b.failures))
+	b.err = err
+}
+
+// active reports whether now is within the backoff.
+func (b *backoff) active(now time.Time) bool { return b.failures > 0 && now.Before(b.until) }
+
+// backoffDelay is the wait after n consecutive failures.
+func backoffDelay(n int) time.Duration {
+	d := retryDelay
+	for i := 1; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
 }
 
 // slot is one key's token and its fetch in progress.
 type slot struct {
-	tok     token     // zero when there is none
-	flight  *flight   // nil when no fetch is in progress
-	retryAt time.Time // after a failed refresh: no new one before
+	tok    token   // zero when there is none
+	flight *flight // nil when no fetch is in progress
+	// failed is the run of failed fetches: until it ends, a call without
+	// a valid token gets the last failure at once, and a due refresh is
+	// not started.
+	failed backoff
+	// refusals is the run of tokens dropped because the upstream
+	// answered 401: within it, a 401 to a token fetched since is the
+	// call's answer, not a reason to fetch yet another.
+	refusals backoff
 }
 
 // flight is one fetch, which every call waiting for the key shares.
@@ -483,9 +574,10 @@ func newTokenCache(max int) *tokenCache {
 
 // get returns key's token: the cached one while it is valid (starting a
 // refresh in the background once it is due), else the outcome of a fetch
-// it starts or joins. fetch runs detached from ctx's cancellation, since
-// other calls may share it, and bounded by fetchTimeout; a call whose ctx
-// ends stops waiting.
+// it starts or joins, or the last failure while the key or the endpoint
+// is in backoff. fetch runs detached from ctx's cancellation, since other
+// calls may share it, and bounded by fetchTimeout; a call whose ctx ends
+// stops waiting.
 func (c *tokenCache) get(ctx context.Context, key string, fetch fetchFunc) (string, error) {
 	c.mu.Lock()
 	now := c.now()
@@ -496,7 +588,7 @@ func (c *tokenCache) get(ctx context.Context, key string, fetch fetchFunc) (stri
 		c.slots[key] = s
 	}
 	if s.tok.validAt(now) {
-		if !now.Before(s.tok.refreshAt) && s.flight == nil && !now.Before(s.retryAt) {
+		if !now.Before(s.tok.refreshAt) && s.flight == nil && !s.failed.active(now) && !c.down.active(now) {
 			c.start(ctx, key, s, fetch)
 		}
 		v := s.tok.value
@@ -505,6 +597,16 @@ func (c *tokenCache) get(ctx context.Context, key string, fetch fetchFunc) (stri
 	}
 	f := s.flight
 	if f == nil {
+		switch {
+		case s.failed.active(now):
+			err := s.failed.err
+			c.mu.Unlock()
+			return "", err
+		case c.down.active(now):
+			err := c.down.err
+			c.mu.Unlock()
+			return "", err
+		}
 		f = c.start(ctx, key, s, fetch)
 	}
 	c.mu.Unlock()
@@ -536,20 +638,20 @@ func (c *tokenCache) start(ctx context.Context, key string, s *slot, fetch fetch
 		}
 		c.mu.Lock()
 		f.tok, f.err = tok, err
+		now := c.now()
+		if err == nil {
+			c.down = backoff{}
+		} else if isOutage(err) {
+			c.down.fail(now, err)
+		}
 		// The slot may have been evicted meanwhile: then the waiting calls
 		// get the token, and the cache does not.
 		if c.slots[key] == s && s.flight == f {
 			s.flight = nil
-			now := c.now()
-			switch {
-			case err == nil:
-				s.tok, s.retryAt = tok, time.Time{}
-			case s.tok.validAt(now):
-				s.retryAt = now.Add(retryDelay)
-			default:
-				// Nothing to keep: a subject whose exchange fails holds
-				// no room in the cache.
-				delete(c.slots, key)
+			if err == nil {
+				s.tok, s.failed = tok, backoff{}
+			} else {
+				s.failed.fail(now, err)
 			}
 		}
 		c.mu.Unlock()
@@ -558,9 +660,10 @@ func (c *tokenCache) start(ctx context.Context, key string, s *slot, fetch fetch
 	return f
 }
 
-// makeRoom evicts before a new key is added to a full cache: the expired
-// tokens, else the one closest to expiry (slots with a fetch in progress
-// last, since calls wait on them). c.mu is held.
+// makeRoom evicts before a new key is added to a full cache: the slots
+// without a valid token (expired, or only a failure's backoff), else the
+// one closest to expiry (slots with a fetch in progress last, since calls
+// wait on them). c.mu is held.
 func (c *tokenCache) makeRoom(now time.Time) {
 	if len(c.slots) < c.max {
 		return
@@ -590,15 +693,55 @@ func evictBefore(a, b *slot) bool {
 	return a.tok.expires.Before(b.tok.expires)
 }
 
-// drop forgets key's token, so the next call fetches a new one.
-func (c *tokenCache) drop(key string) {
+// refused is an upstream's 401 to a request that carried sent, key's
+// token then, and reports whether the call should be sent once more.
+// Only the token that got the 401 is dropped, and only once: when
+// another call's 401 already replaced it, the retry takes the new one;
+// when the token was itself fetched after a 401 within the refusal
+// backoff, the upstream is refusing fresh tokens too, and this 401 is the
+// answer rather than a reason to ask the token endpoint again.
+func (c *tokenCache) refused(key, sent string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.slots[key]; s != nil {
-		if s.flight == nil {
-			delete(c.slots, key)
-			return
-		}
-		s.tok, s.retryAt = token{}, time.Time{}
+	s := c.slots[key]
+	if s == nil || sent == "" || s.tok.value != sent {
+		return true
 	}
+	now := c.now()
+	if s.refusals.active(now) {
+		return false
+	}
+	if s.refusals.failures > 0 && now.After(s.refusals.until.Add(maxBackoff)) {
+		// A token that lasted this long was accepted meanwhile: a new run.
+		s.refusals = backoff{}
+	}
+	s.refusals.fail(now, nil)
+	s.tok = token{}
+	return true
+}
+
+// isOutage reports a failure of the token endpoint itself (unreachable,
+// HTTP 5xx or 429), which holds for every key, as opposed to a refusal of
+// one request (invalid_grant for one caller's token).
+func isOutage(err error) bool {
+	var ee *endpointError
+	return errors.As(err, &ee) && ee.outage
+}
+
+// endpointError is a token request's failure.
+type endpointError struct {
+	err    error
+	outage bool
+}
+
+func (e *endpointError) Error() string { return e.err.Error() }
+func (e *endpointError) Unwrap() error { return e.err }
+
+// sentToken is the bearer token of a request's header, "" for none.
+func sentToken(h http.Header) string {
+	v, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
+	if !ok {
+		return ""
+	}
+	return v
 }

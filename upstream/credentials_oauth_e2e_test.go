@@ -245,7 +245,7 @@ func TestOAuthE2E(t *testing.T) {
 		t.Logf("refreshed %v after the first token, %d s before it expired", time.Since(asked).Round(time.Millisecond), c.Exp-time.Now().Unix())
 
 		// The upstream refused it: the next apply gets a new one.
-		creds.refused(ctx)
+		creds.refused(ctx, http.Header{"Authorization": {"Bearer " + second}})
 		third := e2eApply(t, ctx, creds)
 		if third == second || counter.n.Load() != 3 {
 			t.Fatalf("after refused: same token %v, %d requests", third == second, counter.n.Load())

@@ -57,7 +57,9 @@ func TestStaticHeaders(t *testing.T) {
 	}
 	// A request that changes its header does not change the next one's.
 	h["Authorization"][0] = "changed"
-	creds.refused(context.Background())
+	if creds.refused(context.Background(), h) {
+		t.Error("static headers retried after a 401")
+	}
 	h2 := http.Header{"Authorization": {"Basic old"}}
 	if err := creds.apply(context.Background(), h2); err != nil {
 		t.Fatal(err)
@@ -415,8 +417,14 @@ func TestClientCredentialsRefreshBeforeExpiry(t *testing.T) {
 	if err == nil || err.Error() != "upstream: client credentials: token endpoint: HTTP 500" {
 		t.Fatalf("error %v", err)
 	}
-	// Back: the next call gets a new token.
+	// Back, but the third failure in a row set a backoff of 4 s: until it
+	// ends, calls get that failure at once, without a request.
 	failing.Store(false)
+	err = creds.apply(ctx, http.Header{})
+	if err == nil || err.Error() != "upstream: client credentials: token endpoint: HTTP 500" || ts.requests.Load() != 5 {
+		t.Fatalf("within the backoff: error %v, %d requests", err, ts.requests.Load())
+	}
+	clk.advance(backoffDelay(3))
 	if got := applyBearer(t, ctx, creds); got != "Bearer tok-6" {
 		t.Fatalf("%q", got)
 	}
@@ -536,7 +544,9 @@ func TestClientCredentialsRefused(t *testing.T) {
 	if got := applyBearer(t, ctx, creds); got != "Bearer tok-1" {
 		t.Fatalf("%q", got)
 	}
-	creds.refused(ctx)
+	if !creds.refused(ctx, bearerHeader("tok-1")) {
+		t.Fatal("no retry after the first 401")
+	}
 	if got := applyBearer(t, ctx, creds); got != "Bearer tok-2" {
 		t.Fatalf("after refused: %q", got)
 	}
@@ -592,9 +602,14 @@ func TestTokenEndpointErrors(t *testing.T) {
 			if n := ts.requests.Load(); n != 1 {
 				t.Fatalf("%d requests", n)
 			}
-			// A failed exchange leaves nothing in the cache.
-			if n := len(credCache(creds).slots); n != 0 {
-				t.Fatalf("%d cached subjects after a failure", n)
+			// A failed exchange caches no token, only its backoff: the
+			// next call gets the same failure without a request.
+			if tok, _ := cachedToken(creds, exchangeKey(caller.IdentityFrom(ctx))); tok.value != "" {
+				t.Fatalf("a token cached after a failure")
+			}
+			err2 := creds.apply(ctx, http.Header{})
+			if err2 == nil || err2.Error() != want || ts.requests.Load() != 1 {
+				t.Fatalf("second apply: %v, %d requests", err2, ts.requests.Load())
 			}
 		})
 	}
@@ -688,7 +703,16 @@ func exchangeAnswer(n int64, f url.Values) (int, string) {
 }
 
 func credCallerCtx(subject, token string) context.Context {
-	return caller.WithIdentity(context.Background(), &caller.Identity{Subject: subject, Scopes: []string{"tools:echo"}, Token: token})
+	return caller.WithIdentity(context.Background(), credCaller(subject, token))
+}
+
+func credCaller(subject, token string) *caller.Identity {
+	return &caller.Identity{Subject: subject, Scopes: []string{"tools:echo"}, Token: token}
+}
+
+// bearerHeader is the header of a request that sent tok.
+func bearerHeader(tok string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + tok}}
 }
 
 func TestTokenExchangeForm(t *testing.T) {
@@ -765,24 +789,29 @@ func TestTokenExchangePerSubject(t *testing.T) {
 			t.Fatalf("bob %d: %q", i, got)
 		}
 	}
-	// The same subject with another token of its own: its cached token.
-	if got := applyBearer(t, credCallerCtx("sub:alice", "alice.2"), creds); got != "Bearer x-alice.1-1" {
+	// The same subject with another token of its own: an exchange of that
+	// token, never the token exchanged from another (issue 38).
+	if got := applyBearer(t, credCallerCtx("sub:alice", "alice.2"), creds); got != "Bearer x-alice.2-3" {
 		t.Fatalf("alice, new caller token: %q", got)
 	}
-	if n := ts.requests.Load(); n != 2 {
-		t.Fatalf("%d requests for two subjects, want 2", n)
+	if n := ts.requests.Load(); n != 3 {
+		t.Fatalf("%d requests for three caller tokens, want 3", n)
 	}
 	// Refused for bob: bob's token only is dropped.
-	creds.refused(bob)
-	creds.refused(context.Background()) // no caller: nothing to drop
-	if got := applyBearer(t, bob, creds); got != "Bearer x-bob.1-3" {
+	if !creds.refused(bob, bearerHeader("x-bob.1-2")) {
+		t.Fatal("no retry after bob's first 401")
+	}
+	if creds.refused(context.Background(), bearerHeader("x-alice.1-1")) { // no caller: nothing was sent
+		t.Fatal("retry for a call without a caller")
+	}
+	if got := applyBearer(t, bob, creds); got != "Bearer x-bob.1-4" {
 		t.Fatalf("bob after refused: %q", got)
 	}
 	if got := applyBearer(t, alice, creds); got != "Bearer x-alice.1-1" {
 		t.Fatalf("alice after bob's refusal: %q", got)
 	}
-	if n := ts.requests.Load(); n != 3 {
-		t.Fatalf("%d requests, want 3", n)
+	if n := ts.requests.Load(); n != 4 {
+		t.Fatalf("%d requests, want 4", n)
 	}
 }
 
@@ -896,6 +925,7 @@ func TestTokenExchangeEviction(t *testing.T) {
 		t.Helper()
 		return applyBearer(t, credCallerCtx(subject, subject+"."+life), creds)
 	}
+	key := func(subject, life string) string { return exchangeKey(credCaller(subject, subject+"."+life)) }
 	size := func() int {
 		c := credCache(creds)
 		c.mu.Lock()
@@ -915,7 +945,7 @@ func TestTokenExchangeEviction(t *testing.T) {
 	if size() != 3 {
 		t.Fatalf("size %d after a fourth subject", size())
 	}
-	if _, ok := cachedToken(creds, "s2"); ok {
+	if _, ok := cachedToken(creds, key("s2", "50")); ok {
 		t.Fatal("s2 still cached")
 	}
 	if got := apply("s1", "100"); got != "Bearer x-s1.100-1" {
@@ -924,7 +954,7 @@ func TestTokenExchangeEviction(t *testing.T) {
 	if got := apply("s2", "50"); got != "Bearer x-s2.50-5" {
 		t.Fatalf("s2 after eviction: %q", got)
 	}
-	if _, ok := cachedToken(creds, "s1"); ok {
+	if _, ok := cachedToken(creds, key("s1", "100")); ok {
 		t.Fatal("s1 (now closest to expiry) still cached")
 	}
 	// s2 (50 s) and s3 (200 s), s4 (300 s) held. 150 s later s2 has
@@ -933,12 +963,12 @@ func TestTokenExchangeEviction(t *testing.T) {
 	if got := apply("s5", "100"); got != "Bearer x-s5.100-6" {
 		t.Fatalf("%q", got)
 	}
-	if _, ok := cachedToken(creds, "s2"); ok {
+	if _, ok := cachedToken(creds, key("s2", "50")); ok {
 		t.Fatal("expired s2 still cached")
 	}
-	for _, k := range []string{"s3", "s4", "s5"} {
-		if _, ok := cachedToken(creds, k); !ok {
-			t.Fatalf("%s evicted", k)
+	for _, k := range [][2]string{{"s3", "200"}, {"s4", "300"}, {"s5", "100"}} {
+		if _, ok := cachedToken(creds, key(k[0], k[1])); !ok {
+			t.Fatalf("%s evicted", k[0])
 		}
 	}
 	// At 350 s, s3 (200 s), s4 (300 s) and s5 (250 s) have expired: a new

@@ -60,6 +60,13 @@ type Options struct {
 	// Credentials authenticate the gateway to the upstream; nil sends
 	// none.
 	Credentials Credentials
+	// AllowCleartextCredentials lets Connect send Credentials over plain
+	// http to a host that is not loopback (URL, or the credentials' token
+	// endpoint): without it Connect refuses such an upstream before any
+	// connection, since the gateway's secret, and for TokenExchange the
+	// caller's token, would travel unencrypted. Set it only where the
+	// network is encrypted underneath (a service mesh, a VPN).
+	AllowCleartextCredentials bool
 	// Versions are the revisions the gateway may speak to the upstream,
 	// in order of preference; nil means all it knows: 2026-07-28,
 	// 2025-11-25, 2025-06-18.
@@ -128,8 +135,13 @@ type Upstream struct {
 
 // Connect reaches the upstream, negotiates its revision and reads its
 // tools. ctx bounds the whole of it (and Options.ConnectTimeout each
-// exchange); it does not bound the Upstream afterwards.
+// exchange); it does not bound the Upstream afterwards. Before any
+// connection it refuses credentials that would go over plain http to a
+// host that is not loopback (Options.AllowCleartextCredentials).
 func Connect(ctx context.Context, opts Options) (*Upstream, error) {
+	if err := checkCleartext(opts); err != nil {
+		return nil, err
+	}
 	c, err := newClient(opts)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -190,7 +189,7 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 			// does not stop ours.
 			_ = keys.Ready(ctx)
 		} else {
-			doc, err := os.ReadFile(a.jwks)
+			doc, err := readOperatorFile(a.jwks, maxJWKSFile)
 			if err != nil {
 				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
 			}
@@ -204,7 +203,7 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 	}
 	var intro *auth.Introspection
 	if a.introspect != "" {
-		secret, err := os.ReadFile(a.secretFile)
+		secret, err := readOperatorFile(a.secretFile, maxSecretFile)
 		if err != nil {
 			return nil, usageError{err: fmt.Errorf("-auth-client-secret-file: %w", err)}
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -23,7 +22,7 @@ import (
 //
 // Errors name the file and the line, never a key.
 func readStateKeys(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readOperatorFile(path, maxSecretFile)
 	if err != nil {
 		return nil, fmt.Errorf("-state-key-file: %w", err)
 	}

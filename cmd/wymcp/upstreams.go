@@ -7,9 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -77,6 +76,9 @@ type upstreamEntry struct {
 	BreakerCooldown          time.Duration
 	BreakerDisabled          bool
 	Refresh                  time.Duration
+	// AllowCleartextCredentials lets the credentials go over plain http
+	// to a host that is not loopback (upstream.Options).
+	AllowCleartextCredentials bool
 
 	// index is the entry's place in the list, and lines the line of each
 	// key path it set ("" is the entry itself), for errors found later.
@@ -145,17 +147,9 @@ var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 // authOn is whether the server authenticates its callers: scopes and
 // token exchange need it. Its errors are *configError.
 func loadUpstreams(file string, authOn bool) (*upstreamsConfig, error) {
-	f, err := os.Open(file)
+	data, err := readOperatorFile(file, maxUpstreamsFile)
 	if err != nil {
 		return nil, &configError{file: file, msg: err.Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxUpstreamsFile+1))
-	if err != nil {
-		return nil, &configError{file: file, msg: err.Error()}
-	}
-	if len(data) > maxUpstreamsFile {
-		return nil, &configError{file: file, msg: fmt.Sprintf("larger than %d KiB", maxUpstreamsFile>>10)}
 	}
 	cfg, err := parseUpstreams(file, data, authOn)
 	if err != nil {
@@ -250,6 +244,7 @@ func parseUpstreams(file string, data []byte, authOn bool) (cfg *upstreamsConfig
 var entryKeys = []string{
 	"name", "url", "prefix", "include", "exclude", "scopes", "toolScopes", "versions", "credentials",
 	"callTimeout", "connectTimeout", "maxConns", "maxInFlight", "maxResponseBytes", "breaker", "refresh",
+	"allowCleartextCredentials",
 }
 
 // entry decodes and checks one upstreams item.
@@ -302,6 +297,8 @@ func (d *decoder) entry(n ast.Node, p string, index int, authOn bool) (*upstream
 			e.MaxResponseBytes = int64(n)
 		case "breaker":
 			err = d.breaker(v, kp, e)
+		case "allowCleartextCredentials":
+			e.AllowCleartextCredentials, err = d.boolean(v, kp)
 		case "refresh":
 			e.Refresh, err = d.duration(v, kp)
 			if err == nil && (e.Refresh < 0 || (e.Refresh > 0 && e.Refresh < minRefresh)) {
@@ -348,7 +345,45 @@ func (d *decoder) entry(n ast.Node, p string, index int, authOn bool) (*upstream
 			return nil, e.errorAt(d.file, "credentials.tokenExchange", "needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none")
 		}
 	}
+	if err := e.checkCleartext(d.file); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// checkCleartext refuses credentials that would go over plain http to a
+// host that is not loopback, unless allowCleartextCredentials says so:
+// what upstream.Connect refuses too, found here with the key that says it
+// (docs/operations.md). The URLs are read, never resolved nor dialled.
+func (e *upstreamEntry) checkCleartext(file string) error {
+	c := e.Credentials
+	if c.Kind == "" || e.AllowCleartextCredentials {
+		return nil
+	}
+	const fix = "; use https, or set allowCleartextCredentials: true"
+	if cleartextRemote(e.URL) {
+		return e.errorAt(file, "url", fmt.Sprintf("%q is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted", e.URL)+fix)
+	}
+	if c.Kind != "headersFile" && cleartextRemote(c.OAuth.TokenURL) {
+		return e.errorAt(file, "credentials."+c.Kind+".tokenURL", fmt.Sprintf("%q is plain http to a host that is not loopback: the client secret would travel unencrypted", c.OAuth.TokenURL)+fix)
+	}
+	return nil
+}
+
+// cleartextRemote reports whether raw is an http URL whose host is not
+// loopback (localhost, 127.0.0.0/8, ::1), judged on the text alone: a
+// name other than localhost is remote whatever it resolves to.
+func cleartextRemote(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // errorAt is an error at key (a path below the entry) of e.
@@ -543,7 +578,7 @@ func (e *upstreamEntry) buildCredentials(file, dir string) error {
 	switch c.Kind {
 	case "headersFile":
 		p := resolve(c.HeadersFile)
-		data, rerr := os.ReadFile(p)
+		data, rerr := readOperatorFile(p, maxSecretFile)
 		if rerr != nil {
 			return e.errorAt(file, base, rerr.Error())
 		}
@@ -554,7 +589,7 @@ func (e *upstreamEntry) buildCredentials(file, dir string) error {
 	default:
 		sp := resolve(c.OAuth.ClientSecretFile)
 		secretKey := base + ".clientSecretFile"
-		data, rerr := os.ReadFile(sp)
+		data, rerr := readOperatorFile(sp, maxSecretFile)
 		if rerr != nil {
 			return e.errorAt(file, secretKey, rerr.Error())
 		}
@@ -597,15 +632,16 @@ func (e *upstreamEntry) options() upstream.Options {
 		Name: e.Name, URL: e.URL, Prefix: e.Prefix,
 		Include: e.Include, Exclude: e.Exclude,
 		Scopes: e.Scopes, ToolScopes: e.ToolScopes,
-		Credentials:      e.creds,
-		Versions:         e.Versions,
-		CallTimeout:      e.CallTimeout,
-		ConnectTimeout:   e.ConnectTimeout,
-		MaxConns:         e.MaxConns,
-		MaxInFlight:      e.MaxInFlight,
-		MaxResponseBytes: e.MaxResponseBytes,
-		BreakerFailures:  failures,
-		BreakerCooldown:  e.BreakerCooldown,
+		Credentials:               e.creds,
+		AllowCleartextCredentials: e.AllowCleartextCredentials,
+		Versions:                  e.Versions,
+		CallTimeout:               e.CallTimeout,
+		ConnectTimeout:            e.ConnectTimeout,
+		MaxConns:                  e.MaxConns,
+		MaxInFlight:               e.MaxInFlight,
+		MaxResponseBytes:          e.MaxResponseBytes,
+		BreakerFailures:           failures,
+		BreakerCooldown:           e.BreakerCooldown,
 	}
 }
 

@@ -60,6 +60,61 @@ func exported(e *upstreamEntry) upstreamEntry {
 		CallTimeout: e.CallTimeout, ConnectTimeout: e.ConnectTimeout, MaxConns: e.MaxConns,
 		MaxInFlight: e.MaxInFlight, MaxResponseBytes: e.MaxResponseBytes, BreakerFailures: e.BreakerFailures,
 		BreakerCooldown: e.BreakerCooldown, BreakerDisabled: e.BreakerDisabled, Refresh: e.Refresh,
+		AllowCleartextCredentials: e.AllowCleartextCredentials,
+	}
+}
+
+// TestUpstreamsCleartextCredentials (issue 38): credentials that would go
+// over plain http to a host that is not loopback (the upstream's url, or
+// a token endpoint) are refused when the file is read, with one line
+// naming the key, unless the entry sets allowCleartextCredentials: true,
+// which reaches upstream.Options. Only the text is read: nothing is
+// resolved or dialled.
+func TestUpstreamsCleartextCredentials(t *testing.T) {
+	t.Parallel()
+	entry := func(url, creds, extra string) string {
+		return "upstreams:\n  - name: a\n    url: " + url + "\n    credentials: {" + creds + "}\n" + extra
+	}
+	const (
+		headers = "headersFile: h"
+		fix     = "; use https, or set allowCleartextCredentials: true"
+	)
+	cc := func(tokenURL string) string {
+		return "clientCredentials: {tokenURL: '" + tokenURL + "', clientID: gw, clientSecretFile: s}"
+	}
+	te := func(tokenURL string) string {
+		return "tokenExchange: {tokenURL: '" + tokenURL + "', clientID: gw, clientSecretFile: s}"
+	}
+	for _, tc := range []struct{ file, want string }{
+		{entry("http://10.1.2.3/mcp", headers, ""),
+			`-upstreams u.yaml:3: upstreams[0].url: "http://10.1.2.3/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
+		{entry("http://example.com/mcp", cc("https://as.example/token"), ""),
+			`-upstreams u.yaml:3: upstreams[0].url: "http://example.com/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
+		{entry("https://example.com/mcp", cc("http://10.1.2.3/token"), ""),
+			`-upstreams u.yaml:4: upstreams[0].credentials.clientCredentials.tokenURL: "http://10.1.2.3/token" is plain http to a host that is not loopback: the client secret would travel unencrypted` + fix},
+		{entry("http://127.0.0.1:1/mcp", te("http://example.com/token"), ""),
+			`-upstreams u.yaml:4: upstreams[0].credentials.tokenExchange.tokenURL: "http://example.com/token" is plain http to a host that is not loopback: the client secret would travel unencrypted` + fix},
+		{entry("http://10.1.2.3/mcp", headers, "    allowCleartextCredentials: yes\n"),
+			`-upstreams u.yaml:5: upstreams[0].allowCleartextCredentials: want true or false, got a string "yes"`},
+		// Accepted: opted in, loopback, https, or no credentials.
+		{entry("http://10.1.2.3/mcp", cc("http://example.com/token"), "    allowCleartextCredentials: true\n"), ""},
+		{entry("http://127.0.0.1:8080/mcp", cc("http://localhost:9000/token"), ""), ""},
+		{entry("http://[::1]:8080/mcp", headers, ""), ""},
+		{entry("https://example.com/mcp", te("https://as.example/token"), ""), ""},
+		{"upstreams:\n  - name: a\n    url: http://10.1.2.3/mcp\n", ""},
+	} {
+		cfg, err := parseUpstreams("u.yaml", []byte(tc.file), true)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.file, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
+		case tc.want == "":
+			e := cfg.upstreams[0]
+			if got := e.options().AllowCleartextCredentials; got != e.AllowCleartextCredentials || got != strings.Contains(tc.file, "allowCleartextCredentials: true") {
+				t.Errorf("%q: upstream.Options.AllowCleartextCredentials %v", tc.file, got)
+			}
+		}
 	}
 }
 
@@ -126,7 +181,7 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{"upstreams:\n  - {name: a, url: http://h/}\n  - name: b\n    url: ftp://x\n", `-upstreams u.yaml:4: upstreams[1].url: "ftp://x" is not an http or https URL`},
 		{"upstreams:\n  - name: a\n    url: http://u:secret@h/\n", `-upstreams u.yaml:3: upstreams[0].url: holds a user name or password; give the upstream's credentials under credentials`},
 		{head + "    prefix: 'a:'\n", `-upstreams u.yaml:4: upstreams[0].prefix: "a:" may hold only letters, digits, '_', '.' and '-' (the characters of a tool name)`},
-		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are name, url, prefix, include, exclude, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, refresh`},
+		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are name, url, prefix, include, exclude, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, refresh, allowCleartextCredentials`},
 		{head + "    calltimeout: 1s\n", `-upstreams u.yaml:4: upstreams[0].calltimeout: unknown key; did you mean callTimeout?`},
 		{head + "    callTimeout: 60\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: "60" is not a duration: write a number and a unit, such as 30s or 1m30s`},
 		{head + "    connectTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].connectTimeout: -1s must be positive`},

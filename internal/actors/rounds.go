@@ -100,8 +100,12 @@ func (t *tables) inputRequired(c *Call, prev *reqstate.State, out toolrun.Outcom
 }
 
 // binding is what a call's requestState is bound to: the tool, the
-// arguments and the authenticated caller (the spec's replay defences:
-// another principal, another request).
+// arguments and the authenticated caller, user and client (the spec's
+// replay defences: another principal, another request).
 func binding(c *Call) reqstate.Binding {
-	return reqstate.Binding{Tool: c.Tool.Name(), Arguments: c.Request.Arguments, Subject: caller.Subject(c.Ctx)}
+	b := reqstate.Binding{Tool: c.Tool.Name(), Arguments: c.Request.Arguments}
+	if id := caller.IdentityFrom(c.Ctx); id != nil {
+		b.Subject, b.Client = id.Subject, id.Client
+	}
+	return b
 }

@@ -12,6 +12,12 @@ type Identity struct {
 	// "client:" and its client when it has no subject (wymcp.Principal.Subject).
 	// Never empty for an authenticated caller.
 	Subject string
+	// Client is the OAuth client the token was issued to
+	// (wymcp.Principal.ClientID), "" when unknown. What binds to the
+	// caller binds to it too (a requestState, an exchanged token): two
+	// clients of one user hold different grants, and one must not act
+	// with what the other was given (docs/auth.md).
+	Client string
 	// Scopes are the OAuth scopes granted to the caller.
 	Scopes []string
 	// Token is the bearer token the request presented, "" when it

@@ -118,8 +118,12 @@ type Binding struct {
 	// that re-encodes the same arguments (another member order, other
 	// white space) still presents a valid state.
 	Arguments []byte
-	// Subject is the authenticated caller's subject, "" when auth is off.
+	// Subject is the authenticated caller's key, "" when auth is off.
 	Subject string
+	// Client is the OAuth client the caller's token was issued to, ""
+	// when unknown or auth is off: a state minted through one client of a
+	// user is not another client's to continue (docs/auth.md).
+	Client string
 }
 
 // key is one secret of the ring, ready to use.
@@ -259,12 +263,14 @@ func additionalData(header [headerSize]byte, b Binding) ([]byte, error) {
 		return nil, fmt.Errorf("reqstate: the arguments are not JSON: %w", err)
 	}
 	digest := sha256.Sum256(canonical)
-	ad := make([]byte, 0, headerSize+4+len(b.Tool)+len(digest)+4+len(b.Subject))
+	ad := make([]byte, 0, headerSize+4+len(b.Tool)+len(digest)+4+len(b.Subject)+4+len(b.Client))
 	ad = append(ad, header[:]...)
 	ad = binary.BigEndian.AppendUint32(ad, uint32(len(b.Tool)))
 	ad = append(ad, b.Tool...)
 	ad = append(ad, digest[:]...)
 	ad = binary.BigEndian.AppendUint32(ad, uint32(len(b.Subject)))
 	ad = append(ad, b.Subject...)
+	ad = binary.BigEndian.AppendUint32(ad, uint32(len(b.Client)))
+	ad = append(ad, b.Client...)
 	return ad, nil
 }

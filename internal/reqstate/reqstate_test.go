@@ -86,6 +86,9 @@ func TestBinding(t *testing.T) {
 		"other subject":   {Tool: "book", Arguments: bound.Arguments, Subject: "mallory"},
 		"no subject":      {Tool: "book", Arguments: bound.Arguments},
 		"shifted bytes":   {Tool: "bookalice", Arguments: bound.Arguments},
+		// The same user through another OAuth client (issue 38).
+		"other client":       {Tool: "book", Arguments: bound.Arguments, Subject: "alice", Client: "other"},
+		"subject and client": {Tool: "book", Arguments: bound.Arguments, Subject: "alic", Client: "e"},
 	}
 	for name, b := range other {
 		if _, err := r.Open(b, tok); !errors.Is(err, ErrInvalid) {

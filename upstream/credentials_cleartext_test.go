@@ -1,0 +1,121 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// trapTransport fails every request without a packet: a test that must
+// not connect counts what would have gone out.
+type trapTransport struct{ n atomic.Int32 }
+
+func (tr *trapTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	tr.n.Add(1)
+	return nil, errors.New("trapTransport: no request may be sent")
+}
+
+func TestCleartextRemote(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"http://10.1.2.3/":             true,
+		"http://example.com/mcp":       true,
+		"http://192.168.0.1:8080/mcp":  true,
+		"http://[2001:db8::1]:80/mcp":  true,
+		"http://localhost.example/":    true, // a name, not localhost
+		"http://127.0.0.2.nip.io/":     true,
+		"HTTP://10.1.2.3/":             true,
+		"http://127.0.0.1:8080/mcp":    false,
+		"http://127.9.9.9/":            false,
+		"http://[::1]:9000/mcp":        false,
+		"http://localhost:3000/token":  false,
+		"http://LOCALHOST/":            false,
+		"https://10.1.2.3/":            false,
+		"https://example.com/token":    false,
+		"http://[::ffff:127.0.0.1]/":   false, // an IPv4-mapped loopback address
+		"http://[::ffff:10.1.2.3]:80/": true,
+	} {
+		if got := cleartextRemote(raw); got != want {
+			t.Errorf("cleartextRemote(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// TestConnectRefusesCleartextCredentials (issue 38): credentials over
+// plain http to a host that is not loopback are refused by Connect before
+// any connection, naming what is wrong; AllowCleartextCredentials accepts
+// them; without credentials, or to loopback, http is fine. Nothing here
+// sends a packet: every HTTP client is a trap.
+func TestConnectRefusesCleartextCredentials(t *testing.T) {
+	trap := &trapTransport{}
+	hc := &http.Client{Transport: trap}
+	path := writeHeadersFile(t, "Authorization: Bearer s3cret\n")
+	static, err := StaticHeaders(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oauth := func(tokenURL string) OAuth {
+		return OAuth{TokenURL: tokenURL, ClientID: "gw", ClientSecret: "secret", HTTPClient: hc}
+	}
+	cc := func(tokenURL string) Credentials {
+		c, err := ClientCredentials(oauth(tokenURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	te := func(tokenURL string) Credentials {
+		c, err := TokenExchange(oauth(tokenURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	const (
+		urlMsg   = "upstream up: URL is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted; use https, or set AllowCleartextCredentials"
+		tokenMsg = "upstream up: the credentials' TokenURL is plain http to a host that is not loopback: the client secret (and, for an exchange, the caller's token) would travel unencrypted; use https, or set AllowCleartextCredentials"
+	)
+	for _, tc := range []struct {
+		name  string
+		url   string
+		creds Credentials
+		want  string
+	}{
+		{"static headers to an address", "http://10.1.2.3/mcp", static, urlMsg},
+		{"static headers to a name", "http://example.com/mcp", static, urlMsg},
+		{"client credentials to an address", "http://10.1.2.3/mcp", cc("https://as.example/token"), urlMsg},
+		{"a cleartext token endpoint", "https://example.com/mcp", cc("http://10.1.2.3/token"), tokenMsg},
+		{"a cleartext exchange endpoint", "https://example.com/mcp", te("http://example.com/token"), tokenMsg},
+		{"a loopback upstream, a cleartext token endpoint", "http://127.0.0.1:1/mcp", cc("http://example.com/token"), tokenMsg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Name: "up", URL: tc.url, Credentials: tc.creds, HTTPClient: hc}
+			_, err := Connect(context.Background(), o)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("Connect: %v\nwant %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "secret\"") {
+				t.Errorf("the error holds a secret: %v", err)
+			}
+			o.AllowCleartextCredentials = true
+			if err := checkCleartext(o); err != nil {
+				t.Errorf("opted in: %v", err)
+			}
+		})
+	}
+	if n := trap.n.Load(); n != 0 {
+		t.Fatalf("%d requests were attempted while checking the configuration", n)
+	}
+	for _, o := range []Options{
+		{Name: "up", URL: "http://10.1.2.3/mcp"}, // no credentials
+		{Name: "up", URL: "http://127.0.0.1:9/mcp", Credentials: static},
+		{Name: "up", URL: "http://[::1]:9/mcp", Credentials: cc("http://localhost:9/token")},
+		{Name: "up", URL: "https://example.com/mcp", Credentials: te("https://as.example/token")},
+	} {
+		if err := checkCleartext(o); err != nil {
+			t.Errorf("%s with %T: %v", o.URL, o.Credentials, err)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package upstream
+
+// openNonBlocking is 0 where there are no FIFOs to open.
+const openNonBlocking = 0
