@@ -67,6 +67,10 @@ func TestConformanceToolSet(t *testing.T) {
 	}
 }
 
+// conformanceInfo ends every result of -tools conformance, which names the
+// server after its set.
+const conformanceInfo = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-conformance","version":"0.1.0"}}`
+
 // TestConformanceServe calls the fixtures whose answers are not a plain
 // result: progress over SSE, the -32021 refusal, and the tool error.
 func TestConformanceServe(t *testing.T) {
@@ -78,7 +82,7 @@ func TestConformanceServe(t *testing.T) {
 		// The suite omits arguments here.
 		status, got := s.post(t, t.Context(), "tools/call", "test_simple_text",
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_simple_text",`+meta+`}}`)
-		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}],"resultType":"complete",` + serverInfo + `}}`
+		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}],"resultType":"complete",` + conformanceInfo + `}}`
 		if status != http.StatusOK || got != want {
 			t.Errorf("got %d %s\nwant 200 %s", status, got, want)
 		}
@@ -87,7 +91,7 @@ func TestConformanceServe(t *testing.T) {
 	t.Run("error handling", func(t *testing.T) {
 		t.Parallel()
 		status, got := s.post(t, t.Context(), "tools/call", "test_error_handling", callBody("test_error_handling", `{}`))
-		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This tool intentionally returns an error for testing"}],"isError":true,"resultType":"complete",` + serverInfo + `}}`
+		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"This tool intentionally returns an error for testing"}],"isError":true,"resultType":"complete",` + conformanceInfo + `}}`
 		if status != http.StatusOK || got != want {
 			t.Errorf("got %d %s\nwant 200 %s", status, got, want)
 		}
@@ -130,7 +134,7 @@ func TestConformanceServe(t *testing.T) {
 			return `event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"progress-test-1","progress":` + p + `,"total":100}}` + "\n\n"
 		}
 		want := progress("0") + progress("50") + progress("100") +
-			`event: message` + "\n" + `data: {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Progress tool finished after 3 reports."}],"resultType":"complete",` + serverInfo + `}}` + "\n\n"
+			`event: message` + "\n" + `data: {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Progress tool finished after 3 reports."}],"resultType":"complete",` + conformanceInfo + `}}` + "\n\n"
 		if string(b) != want {
 			t.Errorf("stream:\n got %q\nwant %q", b, want)
 		}

@@ -378,7 +378,7 @@ func startChild(t *testing.T, args ...string) *child {
 	url := strings.TrimSpace(strings.TrimPrefix(line, "wymcp listening on "))
 	pool := &http.Transport{}
 	t.Cleanup(pool.CloseIdleConnections)
-	c.ep = &mcptest.Endpoint{URL: url, HTTP: &http.Client{Transport: pool}, Info: protocol.Implementation{Name: "wymcp-demo", Version: version}}
+	c.ep = &mcptest.Endpoint{URL: url, HTTP: &http.Client{Transport: pool}, Info: infoFor(args)}
 	return c
 }
 

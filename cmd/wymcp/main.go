@@ -58,7 +58,8 @@ import (
 	"github.com/wymcp/wymcp/protocol"
 )
 
-// version is the demo server's version, sent in every result's _meta.
+// version is the binary's version: the default of -version, which every
+// result's _meta sends in serverInfo.
 const version = "0.1.0"
 
 func main() {
@@ -120,6 +121,9 @@ func exitCode(err error, stderr io.Writer) int {
 // config is the parsed command line.
 type config struct {
 	addr, path, toolSet string
+	// name and version are -name and -version: the serverInfo every
+	// result names (serverName has the default of name).
+	name, version string
 	// stateKeyFile is -state-key-file; its keys are in opts.StateKeys.
 	stateKeyFile string
 	opts         wymcp.Options
@@ -201,6 +205,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.addr, "addr", defaultAddr, "TCP `address` to listen on (port 0 picks a free port); the default is $"+envAddr+" when set")
 	fs.StringVar(&c.path, "path", "/mcp", "URL `path` of the MCP endpoint")
 	fs.StringVar(&c.toolSet, "tools", "demo", "tool `set` to serve: "+strings.Join(toolSetNames(), ", ")+" (none: only the tools of -upstreams)")
+	fs.StringVar(&c.name, "name", "", "server `name` every result's serverInfo (and a 2025-era initialize) names (default: after -tools: wymcp-demo for demo, wymcp-conformance for conformance, wymcp for none)")
+	fs.StringVar(&c.version, "version", version, "server `version` every result's serverInfo names")
 	fs.StringVar(&c.upstreamsFile, "upstreams", "", "YAML (or JSON) `file` of upstream MCP servers whose tools are served too, each under its prefix (deploy/upstreams.example.yaml); re-read on SIGHUP")
 	versions := fs.String("versions", "2026-07-28", "protocol `revisions` served, comma-separated: 2026-07-28 and any of 2025-11-25, 2025-06-18, whose clients (initialize, then the 2025 shapes) are then served on the same endpoint, statelessly")
 	fs.Func("allow-origin", "browser `origin` allowed besides loopback ones (repeatable)", func(s string) error {
@@ -235,6 +241,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{err: fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	}
+	// serverInfo's name and version are required strings (wymcp.New).
+	if strings.TrimSpace(c.version) == "" {
+		return nil, usageError{err: errors.New("-version must not be empty")}
+	}
+	if c.name != "" && strings.TrimSpace(c.name) == "" {
+		return nil, usageError{err: errors.New("-name must not be blank")}
 	}
 	var err error
 	if c.opts.Versions, err = parseVersions(*versions); err != nil {
@@ -381,7 +394,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		c.opts.Auth, prm = sa.options, sa.metadata
 	}
-	srv, err := wymcp.New(protocol.Implementation{Name: "wymcp-demo", Version: version}, &c.opts, ts...)
+	srv, err := wymcp.New(protocol.Implementation{Name: c.serverName(), Version: c.version}, &c.opts, ts...)
 	if err != nil {
 		ln.Close()
 		return fail(err)
@@ -469,7 +482,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			logger.Info("upstream connected", l.logAttrs()...)
 		}
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "tools", c.toolSet, "upstreams", upstreams, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
+	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "name", c.serverName(), "version", c.version, "tools", c.toolSet, "upstreams", upstreams, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
 
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
@@ -493,6 +506,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serverName is the serverInfo name: -name, or the tool set's own
+// (toolSet.serverName).
+func (c *config) serverName() string {
+	if c.name != "" {
+		return c.name
+	}
+	return toolSets[c.toolSet].serverName
 }
 
 // servableVersions are the revisions -versions may name: what wymcp serves.

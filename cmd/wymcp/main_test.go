@@ -82,7 +82,7 @@ func startTo(t *testing.T, stderr io.Writer, args ...string) *server {
 	}
 	s.url = strings.TrimSuffix(strings.TrimPrefix(line, prefix), "\n")
 	s.pool = &http.Transport{}
-	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: &http.Client{Transport: s.pool}, Info: protocol.Implementation{Name: "wymcp-demo", Version: version}}
+	s.ep = &mcptest.Endpoint{URL: s.url, HTTP: &http.Client{Transport: s.pool}, Info: infoFor(args)}
 	t.Cleanup(func() {
 		s.pool.CloseIdleConnections()
 		cancel()
@@ -96,6 +96,28 @@ func startTo(t *testing.T, stderr io.Writer, args ...string) *server {
 		}
 	})
 	return s
+}
+
+// infoFor is the serverInfo a run with args names in its results: -name
+// and -version when given, else the name of its -tools set (TestServerName
+// asserts each) and the binary's version.
+func infoFor(args []string) protocol.Implementation {
+	info := protocol.Implementation{Name: "wymcp-demo", Version: version}
+	name := ""
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-tools":
+			info.Name = map[string]string{"demo": "wymcp-demo", "conformance": "wymcp-conformance", "none": "wymcp"}[args[i+1]]
+		case "-name":
+			name = args[i+1]
+		case "-version":
+			info.Version = args[i+1]
+		}
+	}
+	if name != "" {
+		info.Name = name
+	}
+	return info
 }
 
 // post sends body as one JSON-RPC request for method (and tool name) and

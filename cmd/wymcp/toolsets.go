@@ -16,10 +16,20 @@ import (
 // "conformance" serves the fixtures of the official MCP conformance suite
 // (conformance/run.sh); "none" serves no tool of its own, for a gateway
 // (-upstreams).
-var toolSets = map[string]func() ([]*tools.Tool, error){
-	"demo":        demoTools,
-	"conformance": conformanceTools,
-	toolSetNone:   func() ([]*tools.Tool, error) { return nil, nil },
+var toolSets = map[string]toolSet{
+	"demo":        {build: demoTools, serverName: "wymcp-demo"},
+	"conformance": {build: conformanceTools, serverName: "wymcp-conformance"},
+	toolSetNone:   {build: func() ([]*tools.Tool, error) { return nil, nil }, serverName: "wymcp"},
+}
+
+// toolSet is one entry of toolSets.
+type toolSet struct {
+	build func() ([]*tools.Tool, error)
+	// serverName is the serverInfo name of a binary serving the set
+	// without -name: a client shown wymcp-demo expects the demo's tools,
+	// so a server names itself after what it serves (a gateway, with
+	// -tools none, as wymcp).
+	serverName string
 }
 
 // toolSetNone is the empty set: with -upstreams, a pure gateway.
@@ -30,11 +40,11 @@ func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
 
 // buildToolSet builds the named set; an unknown name is a usage error.
 func buildToolSet(name string) ([]*tools.Tool, error) {
-	build, ok := toolSets[name]
+	set, ok := toolSets[name]
 	if !ok {
 		return nil, usageError{err: fmt.Errorf("unknown tool set %q; known sets: %s", name, strings.Join(toolSetNames(), ", "))}
 	}
-	ts, err := build()
+	ts, err := set.build()
 	if err != nil {
 		return nil, fmt.Errorf("tool set %q: %w", name, err)
 	}
