@@ -135,7 +135,9 @@ const (
 	AuthInvalidRequest
 	// AuthInsufficientScope: the token is valid but lacks a scope the
 	// request needs. 403 with error="insufficient_scope" and, in scope,
-	// every scope the request needs.
+	// the scopes every request needs (AuthOptions.RequiredScopes) and
+	// those the error names; with AuthOptions.ScopeChallenge, the scopes
+	// of the tool the request names too.
 	AuthInsufficientScope
 	// AuthUnavailable: the credential could not be checked because
 	// something the authenticator depends on is down (the introspection
@@ -176,8 +178,8 @@ type AuthError struct {
 	// allowed set are dropped.
 	Description string
 	// Scopes, for AuthInsufficientScope, are scopes the authenticator
-	// found missing; the challenge names them with every other scope the
-	// request needs.
+	// found missing; the challenge names them with the other scopes the
+	// request needs (see AuthInsufficientScope).
 	Scopes []string
 	// Err is the cause, for errors.Is/As and the server's log (an
 	// unavailable endpoint's error is logged); never sent.
@@ -217,6 +219,20 @@ type AuthOptions struct {
 	// are named in every challenge's scope (spec: scope lists what the
 	// operation needs). Each must be an RFC 6749 §3.3 scope token.
 	RequiredScopes []string
+	// ScopeChallenge answers the call of a tool whose scopes the caller
+	// lacks as RFC 6750 does: 403 insufficient_scope, the challenge naming
+	// every scope the call needs. That tells a client which scopes to ask
+	// the authorization server for (step-up authorization), at the cost of
+	// telling every authenticated caller that the tool exists, and which
+	// scopes guard it, though tools/list hides it from that caller.
+	//
+	// Off by default: such a call is answered exactly as the call of a tool
+	// the server does not have (HTTP 200, -32602 "Unknown tool: <name>",
+	// no challenge), so that a tool a caller may not see cannot be told
+	// from one that does not exist (docs/design.md §5). The scopes every
+	// request needs (RequiredScopes) are answered 403 either way: they are
+	// the same whatever the request names, and tell nothing of any tool.
+	ScopeChallenge bool
 	// RecordSubject puts the caller's key on each request's span as
 	// enduser.id: "sub:" and the principal's Subject, or "client:" and its
 	// ClientID when it has no Subject (see Principal.Subject). Off by default: a subject identifies a person, and

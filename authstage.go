@@ -38,6 +38,10 @@ type authStage struct {
 	authn    Authenticator
 	metadata string   // resource_metadata for the challenges; "" for none
 	required []string // needed by every request
+	// reveal answers a call of a tool whose scopes the caller lacks 403
+	// naming them (AuthOptions.ScopeChallenge); without it the call is
+	// answered as one of a tool the server does not have.
+	reveal bool
 	// needs holds, for each tool of the current set that has scopes of its
 	// own, every scope a call of it needs: the required ones and the
 	// tool's. Server.SetTools replaces it (setTools).
@@ -49,6 +53,7 @@ func newAuthStage(a *AuthOptions, set *toolrun.Set) *authStage {
 		authn:    a.Authenticator,
 		metadata: a.ResourceMetadata,
 		required: slices.Clone(a.RequiredScopes),
+		reveal:   a.ScopeChallenge,
 	}
 	s.setTools(set)
 	return s
@@ -101,10 +106,51 @@ func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.To
 	}
 	id := &caller.Identity{Subject: key, Client: p.ClientID, Scopes: p.Scopes, Token: bearer(r)}
 	if need := s.need(tool); !id.Grants(need) {
-		return ctx, s.forbidden(need, "", nil)
+		return s.lacking(ctx, p, id, need)
 	}
-	ctx = caller.WithIdentity(ctx, id)
-	return context.WithValue(ctx, principalKey{}, p), nil
+	return withCaller(ctx, p, id), nil
+}
+
+// withCaller returns ctx carrying the authenticated caller: its identity
+// for what binds to it or filters by scope, and the principal for tools.
+func withCaller(ctx context.Context, p *Principal, id *caller.Identity) context.Context {
+	return context.WithValue(caller.WithIdentity(ctx, id), principalKey{}, p)
+}
+
+// lacking is the verdict on a caller without every scope need holds (the
+// scopes of the request, and of the tool it names). A caller without the
+// ones every request needs is refused 403 naming them; one that lacks
+// only the tool's is refused 403 naming them all when the server reveals
+// tools' scopes (AuthOptions.ScopeChallenge), and otherwise goes on, as
+// itself, as a call of a tool the server does not have.
+func (s *authStage) lacking(ctx context.Context, p *Principal, id *caller.Identity, need []string) (context.Context, *config.AuthAnswer) {
+	switch {
+	case s.reveal:
+		return ctx, s.forbidden(need, "", nil)
+	case !id.Grants(s.required):
+		return ctx, s.forbidden(s.required, "", nil)
+	}
+	return withCaller(ctx, p, id), hidden
+}
+
+// hidden is the verdict on a call of a tool the caller may not see, when
+// the server hides such tools rather than challenge (the default,
+// AuthOptions.ScopeChallenge): the call goes on as one of a tool the
+// server does not have, and is answered as that, whatever else it sends
+// (headers, arguments, capabilities), byte for byte but for the name it
+// echoes. A 403 would name the tool's scopes, and so tell the caller that
+// the tool exists though its tools/list leaves it out (docs/design.md §5).
+// It is shared by every such call, and read only.
+var hidden = &config.AuthAnswer{Hide: true, Kind: "insufficient_scope"}
+
+// scopesOf returns the scopes a refusal's challenge may name for a request
+// naming tool: every scope it needs when the server reveals tools' scopes,
+// else those every request needs, which are the same whatever it names.
+func (s *authStage) scopesOf(tool *toolrun.Tool) []string {
+	if s.reveal {
+		return s.need(tool)
+	}
+	return s.required
 }
 
 // bearer returns the request's bearer token, "" when its Authorization
@@ -138,11 +184,13 @@ func bindingKey(p *Principal) string {
 // picks it; any other error is a missing token, or an invalid one when
 // the request carried an Authorization header.
 //
-// Only a caller the authenticator accepted learns the scopes of the tool it
-// names (the 403). The challenges of a request refused before that (401,
-// 400) name the scopes every request needs and nothing else, whatever tool
-// the request names: otherwise an unauthenticated caller could tell which
-// tools exist, and which are scoped, from the challenge alone.
+// Only a caller the authenticator accepted may learn the scopes of the tool
+// it names, from a 403, and only when the server reveals them
+// (AuthOptions.ScopeChallenge). The challenges of a request refused before
+// that (401, 400) name the scopes every request needs and nothing else,
+// whatever tool the request names: otherwise an unauthenticated caller
+// could tell which tools exist, and which are scoped, from the challenge
+// alone. So do the 403s of a server that hides its tools.
 func (s *authStage) refuse(err error, r *http.Request, tool *toolrun.Tool) *config.AuthAnswer {
 	var ae *AuthError
 	if !errors.As(err, &ae) {
@@ -158,7 +206,7 @@ func (s *authStage) refuse(err error, r *http.Request, tool *toolrun.Tool) *conf
 		return &config.AuthAnswer{Status: http.StatusBadRequest, Err: errAuthRequest, Kind: "invalid_request",
 			Header: map[string]string{"WWW-Authenticate": s.challenge("invalid_request", ae.Description, s.required)}}
 	case AuthInsufficientScope:
-		return s.forbidden(s.need(tool), ae.Description, ae.Scopes)
+		return s.forbidden(s.scopesOf(tool), ae.Description, ae.Scopes)
 	case AuthUnavailable:
 		return &config.AuthAnswer{Status: http.StatusServiceUnavailable, Err: errAuthDown, Kind: "unavailable",
 			Header: map[string]string{"Retry-After": authRetryAfterSeconds}, Unavailable: err}

@@ -178,16 +178,26 @@ func TestSetToolsScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := mcptest.Serve(t, srv, info)
+	// call returns the JSON-RPC error code of the answer, 0 for a result.
 	call := func(scopes string) int {
-		return ep.Send(t, mcptest.ToolCall("t", `{}`).With("X-Scopes", scopes)).Status
+		rep := ep.Send(t, mcptest.ToolCall("t", `{}`).With("X-Scopes", scopes))
+		if rep.Status != 200 {
+			t.Fatalf("status %d: %s", rep.Status, rep.Raw)
+		}
+		if rep.Msg.Error != nil {
+			return rep.Msg.Error.Code
+		}
+		return 0
 	}
-	if a, b := call("a"), call("b"); a != 200 || b != 403 {
+	// A caller without the tool's scope is answered as for an unknown
+	// tool (-32602); one with it, by the tool.
+	if a, b := call("a"), call("b"); a != 0 || b != -32602 {
 		t.Fatalf("before: %d %d", a, b)
 	}
 	if err := srv.SetTools(tool("b")); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := call("a"), call("b"); a != 403 || b != 200 {
+	if a, b := call("a"), call("b"); a != -32602 || b != 0 {
 		t.Fatalf("after: %d %d", a, b)
 	}
 }

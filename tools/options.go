@@ -66,11 +66,13 @@ func WithRequiredCapabilities(names ...string) Option {
 func WithOutputSchema(schema []byte) Option { return Option{toolrun.WithOutputSchema(schema)} }
 
 // WithScopes names the OAuth scopes a caller needs, all of them, to call
-// the tool and to see it in tools/list (docs/design.md §6). A tools/call
-// from a caller without them is answered 403 insufficient_scope naming
-// every scope the call needs, before the tool runs; tools/list leaves the
-// tool out of that caller's pages, which are then marked cacheScope
-// "private" (tools/list may vary by the request's authorization).
+// the tool and to see it in tools/list (docs/design.md §6). tools/list
+// leaves the tool out of the pages of a caller without them, which are
+// then marked cacheScope "private" (tools/list may vary by the request's
+// authorization), and such a caller's tools/call of it is answered, before
+// the tool runs, exactly as the call of a tool the server does not have
+// (-32602 "Unknown tool"), or, with wymcp.AuthOptions.ScopeChallenge, 403
+// insufficient_scope naming every scope the call needs.
 //
 // Each scope must be an RFC 6749 §3.3 scope token (printable ASCII without
 // space, '"' or '\'), or [New] fails. Repeated scopes are kept once. A

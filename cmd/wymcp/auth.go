@@ -25,6 +25,9 @@ type authFlags struct {
 	// toolScopes are the -auth-scope TOOL=SCOPE[,SCOPE] values, in order.
 	toolScopes []toolScope
 	required   []string
+	// scopeChallenge is -auth-scope-challenge
+	// (wymcp.AuthOptions.ScopeChallenge).
+	scopeChallenge bool
 }
 
 type toolScope struct {
@@ -54,6 +57,7 @@ func (a *authFlags) register(fs *flag.FlagSet) {
 		a.toolScopes = append(a.toolScopes, ts)
 		return nil
 	})
+	fs.BoolVar(&a.scopeChallenge, "auth-scope-challenge", false, "answer a call of a tool whose -auth-scope (or upstream scopes) the caller lacks 403 insufficient_scope naming them, so that a client can ask for them (step-up), at the cost of telling the caller that the tool exists; by default it is answered as an unknown tool (-32602), as tools/list hides it")
 	fs.Func("auth-required-scope", "`SCOPE` every request needs (repeatable)", func(s string) error {
 		if !validScope(s) {
 			return fmt.Errorf("invalid scope %q: printable ASCII without space, '\"' or '\\' (RFC 6749 §3.3)", s)
@@ -95,6 +99,9 @@ func (a *authFlags) validate(addr string) error {
 		}
 		if len(a.required) > 0 {
 			return errors.New("-auth-required-scope needs -auth-issuer (auth is off without it)")
+		}
+		if a.scopeChallenge {
+			return errors.New("-auth-scope-challenge needs -auth-issuer (auth is off without it)")
 		}
 		return nil
 	}
@@ -225,12 +232,13 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 		authn = intro
 	}
 	logger.Info("auth on", "issuer", a.issuer, "audience", audience, "jwks", a.jwks, "introspect", a.introspect,
-		"required_scopes", strings.Join(a.required, " "), "metadata", prm.URL())
+		"required_scopes", strings.Join(a.required, " "), "scope_challenge", a.scopeChallenge, "metadata", prm.URL())
 	return &serverAuth{
 		options: &wymcp.AuthOptions{
 			Authenticator:    authn,
 			ResourceMetadata: prm.URL(),
 			RequiredScopes:   a.required,
+			ScopeChallenge:   a.scopeChallenge,
 		},
 		metadata: prm,
 	}, nil

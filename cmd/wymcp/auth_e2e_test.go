@@ -109,8 +109,10 @@ func TestAuthEndToEnd(t *testing.T) {
 	})
 	timed("JWT → echo again: 200 (verified-token cache)", func() { expect(jwt, "echo", 200, "") })
 	timed("JWT → add (scoped tools:add): 200", func() { expect(jwt, "add", 200, "") })
-	timed("JWT without tools:add → add: 403", func() {
-		expect(narrow, "add", 403, `error="insufficient_scope"`)
+	timed("JWT without tools:add → add: as an unknown tool", func() {
+		if body := expect(narrow, "add", 200, ""); body != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: add"}}` {
+			t.Errorf("add without tools:add answered %s", body)
+		}
 	})
 	timed("JWT for another audience → echo: 401", func() {
 		expect(other, "echo", 401, `error="invalid_token", error_description="the token was issued for another resource"`)

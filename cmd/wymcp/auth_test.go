@@ -43,6 +43,7 @@ func TestAuthFlagUsage(t *testing.T) {
 		{"introspect without issuer", []string{"-auth-introspect", "https://as.example.test/introspect"}, "-auth-introspect needs -auth-issuer"},
 		{"scope without issuer", []string{"-auth-scope", "echo=a"}, "-auth-scope needs -auth-issuer"},
 		{"required scope without issuer", []string{"-auth-required-scope", "a"}, "-auth-required-scope needs -auth-issuer"},
+		{"scope challenge without issuer", []string{"-auth-scope-challenge"}, "-auth-scope-challenge needs -auth-issuer"},
 		{"issuer alone", []string{"-auth-issuer", iss}, "-auth-issuer needs -auth-jwks"},
 		{"issuer not a URL", []string{"-auth-issuer", "as.example.test", "-auth-jwks", "k"}, "must be an absolute http(s) URL"},
 		{"introspect without credentials", []string{"-auth-issuer", iss, "-auth-introspect", iss + "/introspect"}, "needs -auth-client-id and -auth-client-secret-file"},
@@ -158,8 +159,8 @@ func authPost(t *testing.T, url, token, method, tool string) (*http.Response, st
 // TestAuthServe: the flags put the server behind JWT auth with a local
 // JWKS file: the default audience is the server's own URL, the metadata is
 // mounted at both well-known paths, -auth-scope scopes a tool (hidden from
-// and refused to a caller without it), -auth-required-scope gates every
-// request.
+// a caller without it, whose call of it is answered as an unknown tool's:
+// hidden_test.go), -auth-required-scope gates every request.
 func TestAuthServe(t *testing.T) {
 	t.Parallel()
 	signer := newES256(t, "k1")
@@ -192,9 +193,9 @@ func TestAuthServe(t *testing.T) {
 	if resp.StatusCode != 403 {
 		t.Errorf("without the required scope: %d", resp.StatusCode)
 	}
-	resp, _ = authPost(t, s.url, token(s.url, "mcp"), "tools/call", "add")
-	if want := `Bearer error="insufficient_scope", resource_metadata="` + metadata + `", scope="mcp tools:add"`; resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != want {
-		t.Errorf("scoped tool: %d %q, want 403 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	resp, body = authPost(t, s.url, token(s.url, "mcp"), "tools/call", "add")
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: add"}}`; resp.StatusCode != 200 || body != want || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Errorf("scoped tool: %d %q %s, want 200 %s, as for an unknown tool", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, want)
 	}
 	resp, body = authPost(t, s.url, token(s.url, "mcp tools:add"), "tools/call", "add")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"sum":3`) {

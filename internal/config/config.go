@@ -76,7 +76,8 @@ type Server struct {
 type Auth struct {
 	// Check authenticates r, a request naming tool (nil when it names
 	// none), and returns ctx carrying the caller (internal/caller, and the
-	// facade's principal), or the answer that refuses it. It may panic.
+	// facade's principal), or the answer that refuses it; with an answer
+	// that hides the tool (AuthAnswer.Hide), both. It may panic.
 	Check func(ctx context.Context, r *http.Request, tool *toolrun.Tool) (context.Context, *AuthAnswer)
 	// RecordSubject puts the caller's key on spans.
 	RecordSubject bool
@@ -89,6 +90,13 @@ type Auth struct {
 // AuthAnswer is the answer to a request the authentication stage refuses
 // (docs/design.md §5): what the transport writes and records.
 type AuthAnswer struct {
+	// Hide marks a tools/call of a tool the caller may not see (it lacks
+	// the tool's scopes, and the server hides rather than challenges,
+	// wymcp.AuthOptions.ScopeChallenge): nothing is written here; the
+	// request goes on, under the context Check returned, as one naming a
+	// tool the server does not have, so that its answer is that one's
+	// whatever follows. Only Kind is read.
+	Hide   bool
 	Status int
 	// Header holds the answer's headers (WWW-Authenticate, Retry-After).
 	Header map[string]string

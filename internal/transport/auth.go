@@ -28,17 +28,32 @@ func newAuthStage(a *config.Auth) *authStage {
 // fixed message, the detail on the span and in the log.
 var rejAuthFault = reject(StageAuth, http.StatusOK, wire.NewError(wire.CodeInternalError))
 
-// authenticate runs stage 3 for a classified message: tool is the tool a
-// tools/call names (nil when none). It returns the context the rest of the
-// request runs under, carrying the caller, or the rejection to answer;
-// gone reports a client that left while its credential was being checked
-// (nothing is to be written).
-func (h *Handler) authenticate(ctx context.Context, r *http.Request, tool *toolrun.Tool, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
+// authenticate runs stage 3 for a classified message: ref is the tool a
+// tools/call names (nil, or a nil tool, when none). It returns the context
+// the rest of the request runs under, carrying the caller, or the
+// rejection to answer; gone reports a client that left while its
+// credential was being checked (nothing is to be written). A tool the
+// caller may not see (config.AuthAnswer.Hide) is taken out of ref: from
+// here on the request is one naming a tool the server does not have, and
+// is answered as that (docs/design.md §5).
+func (h *Handler) authenticate(ctx context.Context, r *http.Request, ref *toolRef, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
 	s := h.auth
+	var tool *toolrun.Tool
+	if ref != nil {
+		tool = ref.tool
+	}
 	authed, ans, fault := s.call(ctx, r, tool)
 	if fault != nil {
 		op.Fault(context.WithoutCancel(ctx), "authenticator", fault.Value, fault.Stack)
 		return ctx, rejAuthFault, false
+	}
+	if ans != nil && ans.Hide {
+		// Recorded on the span only: the operator sees why.
+		op.SetAuthRefusal(ans.Kind)
+		if ref != nil {
+			ref.tool = nil
+		}
+		ans = nil
 	}
 	if ans != nil {
 		if ctx.Err() != nil {

@@ -181,7 +181,7 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	if h.auth != nil {
 		var rej *rejection
 		var gone bool
-		if ctx, rej, gone = h.authenticate(ctx, r, ref.tool, op); gone {
+		if ctx, rej, gone = h.authenticate(ctx, r, &ref, op); gone {
 			op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		} else if rej != nil {
