@@ -49,6 +49,9 @@ const (
 	// Long enough for a 4 MiB answer over a slow link, short enough that a
 	// stalled reader lets go of its place.
 	defaultWriteTimeout = 30 * time.Second
+	// The least body budget: what answers waiting for slow readers may
+	// hold is of the order of what bodies being read may.
+	defaultAnswerBudget = 64 << 20
 	// Time enough for a person to answer a form, and the "short expiry" the
 	// spec asks for, past which a leaked state is worthless.
 	defaultStateTTL = 5 * time.Minute
@@ -91,6 +94,15 @@ type Options struct {
 	// cannot keep its in-flight place; 0 means 30 s;
 	// negative means no bound.
 	WriteTimeout time.Duration
+	// AnswerBudget bounds the bytes of tools/call answers held at once for
+	// their clients, so that clients that do not read their answers cannot
+	// make the server hold them without bound (docs/design.md §3, stage
+	// 7). Each call reserves its tool's recent answer size before the tool
+	// runs, and a call the budget cannot take within about a second is
+	// answered 503 with Retry-After, its tool not run; an answer larger
+	// than its reservation is still written. Answers under 2 KiB are not
+	// counted. 0 means 64 MiB; negative means no bound.
+	AnswerBudget int64
 	// DrainDelay is how long a drain (Drain, or Shutdown when Drain was not
 	// called) keeps the server a lame duck before Shutdown stops admitting
 	// calls: not ready (ReadinessHandler answers 503), every answer with
@@ -246,6 +258,7 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		MaxBodyBytes:   o.MaxBodyBytes,
 		MaxInFlight:    int64(o.MaxInFlight),
 		WriteTimeout:   o.WriteTimeout,
+		AnswerBudget:   o.AnswerBudget,
 		DrainDelay:     max(o.DrainDelay, 0),
 		AllowedOrigins: o.AllowedOrigins,
 		AllowedHosts:   o.AllowedHosts,
@@ -271,6 +284,12 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		cfg.MaxInFlight = defaultMaxInFlight
 	case cfg.MaxInFlight < 0:
 		cfg.MaxInFlight = 0 // unbounded
+	}
+	switch {
+	case cfg.AnswerBudget == 0:
+		cfg.AnswerBudget = defaultAnswerBudget
+	case cfg.AnswerBudget < 0:
+		cfg.AnswerBudget = 0 // no bound
 	}
 	switch {
 	case cfg.WriteTimeout == 0:

@@ -219,6 +219,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	})
 	fs.IntVar(&c.opts.MaxInFlight, "max-in-flight", 0, "`requests` answered at once before 503 + Retry-After (0: 4096, negative: unbounded)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 0, "largest request body in `bytes` (0: 4 MiB)")
+	fs.Int64Var(&c.opts.AnswerBudget, "answer-budget", 0, "`bytes` of tools/call answers held at once for clients still to read them; a call that finds it spent is refused 503 + Retry-After before its tool runs (0: 64 MiB, negative: unbounded)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers (slowloris)")
 	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request, headers and body")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")

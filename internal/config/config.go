@@ -44,6 +44,9 @@ type Server struct {
 	MaxInFlight int64
 	// WriteTimeout bounds the sending of one answer; 0 means no bound.
 	WriteTimeout time.Duration
+	// AnswerBudget bounds the bytes of the tools/call answers held for
+	// their clients at once (docs/design.md §3, stage 7); 0 means no bound.
+	AnswerBudget int64
 	// DrainDelay is the lame duck's length: how long a drain keeps
 	// admitting requests, answering each with Connection: close, before
 	// Shutdown stops admitting (>= 0; 0 means no lame duck).

@@ -81,6 +81,7 @@ func (h *Handler) signalDrained() {
 func (h *Handler) StopAdmitting(ctx context.Context) error {
 	h.BeginDrain()
 	h.closing.Store(true)
+	h.answers.stop()
 	if h.inFlight.Load() == 0 {
 		h.signalDrained()
 	}

@@ -51,9 +51,20 @@ func errorEnvelope(id wire.ID, e *wire.Error) envelope {
 	return envelope{id: id.JSON(), isError: true, body: wire.AppendErrorObject(make([]byte, 0, 96), e)}
 }
 
-// len returns the envelope's length in bytes.
+// len returns the envelope's length in bytes: what writeTo writes, member
+// name included (an error's is one byte shorter than a result's).
 func (e envelope) len() int {
-	return len(resultHead) + len(e.id) + len(resultMid) + len(e.body) + len(closeBrace)
+	return len(resultHead) + len(e.id) + len(e.mid()) + len(e.body) + len(closeBrace)
+}
+
+// mid is the text between the id and the body: the member that names the
+// body. len and writeTo both take it from here, so that the Content-Length
+// an answer declares is the length it sends.
+func (e envelope) mid() string {
+	if e.isError {
+		return errorMid
+	}
+	return resultMid
 }
 
 // writeTo writes the envelope to w. It asks w for WriteString once, where
@@ -66,11 +77,7 @@ func (e envelope) writeTo(w io.Writer) {
 	}
 	_, _ = sw.WriteString(resultHead)
 	_, _ = sw.WriteString(e.id)
-	if e.isError {
-		_, _ = sw.WriteString(errorMid)
-	} else {
-		_, _ = sw.WriteString(resultMid)
-	}
+	_, _ = sw.WriteString(e.mid())
 	_, _ = w.Write(e.body)
 	_, _ = sw.WriteString(closeBrace)
 }

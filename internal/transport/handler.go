@@ -54,6 +54,10 @@ type Handler struct {
 	// drained is closed (under mu) when closing and in-flight reaches 0.
 	mu      sync.Mutex
 	drained chan struct{}
+
+	// answers bounds the bytes of the answers held for their clients
+	// (answers.go).
+	answers *answerBudget
 }
 
 // New returns the Handler of a server whose methods sys answers.
@@ -65,6 +69,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		maxAsking:   askingBound(cfg.MaxInFlight),
 		maxBody:     cfg.MaxBodyBytes,
 		bodyLimit:   bodyBudget(cfg.MaxBodyBytes),
+		answers:     newAnswerBudget(cfg.AnswerBudget),
 		maxInFlight: cfg.MaxInFlight,
 		writeTime:   cfg.WriteTimeout,
 		origins:     map[string]bool{},
@@ -93,6 +98,7 @@ func (h *Handler) SetTools(set *toolrun.Set) error {
 		return err
 	}
 	h.tools.Store(set)
+	h.answers.sizes.keep(set)
 	return nil
 }
 
@@ -274,10 +280,21 @@ type exchange struct {
 // method may still be running on another goroutine (see inbound.abandon).
 func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange, legacy bool) bool {
 	call, op := &x.call, &x.op
+	// The answer budget takes the call before its tool runs, or refuses it
+	// (answers.go).
+	reserved, ok := h.answers.admit(ctx, call.Tool)
+	if !ok {
+		rej := rejAnswerBudget
+		if h.closing.Load() {
+			rej = rejClosing
+		}
+		h.writeRejection(w, r, op, call.Request.ID, rej)
+		return true
+	}
 	h.obs.CallStarted(ctx)
 	defer h.obs.CallEnded(ctx)
 	resp := &x.resp
-	resp.h, resp.w, resp.id = h, w, call.Request.ID
+	resp.h, resp.w, resp.id, resp.answerHeld = h, w, call.Request.ID, reserved
 	defer resp.close()
 	call.Late = resp
 	// A call that may report progress, from a client that reads streams,
@@ -308,7 +325,9 @@ func (h *Handler) serveCall(ctx context.Context, w http.ResponseWriter, r *http.
 		return false
 	}
 	// Stage 8: the send; after it only telemetry runs.
-	resp.answer(reply)
+	if charge, ok := resp.answer(reply); ok {
+		h.answers.observe(call.Tool.Name(), charge)
+	}
 	if reply.InputRequired {
 		op.InputRequired()
 	}

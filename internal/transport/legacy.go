@@ -14,6 +14,7 @@ import (
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/internal/telemetry"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
@@ -246,6 +247,13 @@ func (p *responder) RequestClient(ctx context.Context, method string, params wir
 	}
 	p.stream.notify(msg)
 	p.mu.Unlock()
+	// The call waits for its client now, as long as a person takes: its
+	// tool's next calls must not wait for its answer (answers.go).
+	if req, _ := ctx.Value(toolrun.RequestKey{}).(*wire.Request); req != nil {
+		if name, ok := req.NameString(); ok {
+			p.h.answers.asked(name)
+		}
+	}
 	select {
 	case r := <-pr.answer:
 		p.hold(r.charged)

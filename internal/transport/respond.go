@@ -29,6 +29,10 @@ type responder struct {
 	// this call hold (legacy.go), released by close.
 	closed  bool
 	charged int64
+	// answerHeld is what the call holds of the answer budget: its
+	// reservation, then its answer's charge (answers.go); given back by
+	// close.
+	answerHeld int64
 }
 
 // progress writes one notifications/progress frame for token, if the
@@ -46,13 +50,19 @@ func (p *responder) progress(token wire.RawJSON, progress float64, total *float6
 	}
 }
 
-// answer writes the reply as the answer, unless one was written.
-func (p *responder) answer(r actors.Reply) {
+// answer writes the reply as the answer, unless one was written. It
+// returns the answer's charge to the answer budget, with true when it was
+// the answer.
+func (p *responder) answer(r actors.Reply) (charge int64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e, ok := p.claim(r); ok {
+	if p.over {
+		return 0, false
+	}
+	if e, write := p.claim(r); write {
 		p.h.writeAnswer(p.w, replyStatus(r), e)
 	}
+	return p.answerHeld, true
 }
 
 // claim makes r the answer if none was written (the first of answer and
@@ -65,6 +75,11 @@ func (p *responder) claim(r actors.Reply) (e envelope, ok bool) {
 	}
 	p.over = true
 	e = replyEnvelope(p.id, r)
+	// From here the answer exists: the call holds its real charge, which
+	// may exceed what it reserved (answers.go).
+	charge := answerCharge(e.len())
+	p.h.answers.adjust(p.answerHeld, charge)
+	p.answerHeld = charge
 	if p.stream != nil {
 		p.stream.answer(e)
 		return e, false
@@ -99,14 +114,15 @@ func (p *responder) WriteLate(r actors.Reply) {
 }
 
 // close ends the responder: from now on nothing is written, and what the
-// call held of the body budget is given back.
+// call held of the body budget and of the answer budget is given back.
 func (p *responder) close() {
 	p.mu.Lock()
 	p.over, p.closed = true, true
-	charged := p.charged
-	p.charged = 0
+	charged, answerHeld := p.charged, p.answerHeld
+	p.charged, p.answerHeld = 0, 0
 	p.mu.Unlock()
 	if charged != 0 {
 		p.h.bodyHeld.Add(-charged)
 	}
+	p.h.answers.adjust(answerHeld, 0)
 }
