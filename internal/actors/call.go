@@ -17,6 +17,12 @@ type Call struct {
 	// from it.
 	Ctx context.Context
 	// Request is the request, its params and `_meta` already validated.
+	// It and every RawJSON in it live in the requester's buffers, which the
+	// HTTP edge reuses for its next request once Ask has returned: only the
+	// requester's goroutine reads it, while Ask runs. A late path (the
+	// watchdog, the cut, the writes they start) may hold the Call past
+	// that, so it reads only what Ask copied into the Call (legacy) and the
+	// fields the edge owns (Tool, Late): see lateReply.
 	Request *wire.Request
 	// Tool is the tool a tools/call names, nil when unknown.
 	Tool *toolrun.Tool
@@ -41,6 +47,10 @@ type Call struct {
 	prev, next *Call
 	watched    bool
 	shard      uint8
+	// legacy reports a 2025-era call, set by Ask before the call is
+	// watched: the late paths answer in the call's era from it, never from
+	// Request (see Request).
+	legacy bool
 	// AskClient reports that Late, the HTTP edge's writer, can also send a
 	// 2025-era call's requests to its client on the call's stream
 	// (relay.go). A flag beside the watchdog's, not another field of

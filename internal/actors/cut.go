@@ -44,6 +44,9 @@ func (s *System) Cut() int {
 	s.cutting.Store(true)
 	n := 0
 	for _, c := range s.watchdog.takeAll() {
+		if s.taken != nil {
+			s.taken(c)
+		}
 		// Answer first, then cancel: a tool that returns on the
 		// cancellation must find its call answered, or its "request
 		// cancelled" would be the answer.
@@ -120,9 +123,11 @@ func (l *lateWrites) wait() {
 	}
 }
 
-// cutFor is the cut's answer to c, in its era's shape.
+// cutFor is the cut's answer to c, in its era's shape. Its era is the one
+// Ask kept (Call.legacy): once the watchdog has let go of c, its requester
+// may have returned, and its request's buffers hold another request.
 func (s *System) cutFor(c *Call) Reply {
-	if s.tables.era(c) != nil {
+	if c.legacy {
 		return s.cutLegacy
 	}
 	return s.cutReply

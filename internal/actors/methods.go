@@ -229,7 +229,8 @@ func (t *tables) discover(*Call) Reply {
 }
 
 // era returns the eraTables of a 2025-era request, nil for a 2026-07-28
-// one.
+// one. It reads c.Request: the requester's goroutine only (a late path
+// reads Call.legacy, which Ask sets from it).
 func (t *tables) era(c *Call) *eraTables {
 	if t.legacy == nil {
 		return nil
@@ -301,7 +302,8 @@ func (t *tables) callTool(c *Call) Reply {
 	if perr != nil {
 		return Reply{Err: perr}
 	}
-	legacy := t.era(c) != nil
+	// Ask has read the era (it asks for a tool, which this call has).
+	legacy := c.legacy
 	out := c.Tool.Call(c.Ctx, req.Arguments)
 	for round := 1; legacy && out.Kind == toolrun.OutcomeInputRequired; round++ {
 		// A 2025-era client is asked on the call's own stream, and the

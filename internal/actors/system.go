@@ -51,6 +51,11 @@ type System struct {
 	// cutLegacy is cutReply in the 2025 era's shape.
 	cutLegacy Reply
 	late      lateWrites
+	// taken, when set (by tests, before the first call), is called by the
+	// late paths, the watchdog's answer and the cut, with each call they
+	// have taken and not yet answered: the moment its requester may
+	// return and reuse the request's buffers (Call.Request).
+	taken func(*Call)
 }
 
 type pool struct {
@@ -131,8 +136,14 @@ func New(cfg *config.Server) (*System, error) {
 	// at last (its own reply then finds the call settled and is dropped),
 	// and goes to call.Late, which writes it now (answerLate). Rare: only
 	// tools that ignore their deadline come here.
+	// Like the cut's, this answer reads only what the Call owns (its era,
+	// its tool): the call is out of the watchdog's lists, so its requester
+	// may have returned meanwhile (Call.Request).
 	s.watchdog = newWatchdog(shardCount(), func(c *Call) {
-		s.answerLate(c, s.tables.callResult(s.tables.era(c) != nil, c.Tool.DeadlineOutcome()))
+		if s.taken != nil {
+			s.taken(c)
+		}
+		s.answerLate(c, s.tables.callResult(c.legacy, c.Tool.DeadlineOutcome()))
 	}, s.lateFault)
 	return s, nil
 }
@@ -186,6 +197,9 @@ func (s *System) Ask(call *Call) (Reply, error) {
 			// watchdog answers if the tool ignores it.
 			call.tctx.init(call.Ctx, call.Tool.Deadline())
 			call.tctx.call = call
+			// What a late path answers by is taken now, while Request is
+			// certainly this call's (Call.Request).
+			call.legacy = s.tables.era(call) != nil
 			defer call.tctx.release()
 			call.Ctx = &call.tctx
 			s.watchdog.watch(call)

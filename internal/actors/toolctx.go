@@ -94,7 +94,10 @@ func (c *toolContext) Value(key any) any {
 	case toolrun.AskClientKey:
 		return c.asker()
 	case toolrun.RequestKey:
-		if c.call == nil {
+		// Once the call is over, its request's buffers are the HTTP
+		// edge's again (Call.Request): a goroutine the tool left running
+		// gets no request, as outside a call.
+		if c.call == nil || c.released.Load() {
 			return (*wire.Request)(nil)
 		}
 		return c.call.Request
@@ -107,9 +110,11 @@ func (c *toolContext) Value(key any) any {
 
 // roundFor returns the call's Round, making it if create is set and there
 // is none yet (nil otherwise). Handler goroutines may race to make it: one
-// wins, and all get the winner's.
+// wins, and all get the winner's. None is made once the call is over: it
+// would be made from the request, whose buffers another request may be
+// using by then (Call.Request).
 func (c *toolContext) roundFor(create bool) *toolrun.Round {
-	if r := c.round.Load(); r != nil || !create || c.call == nil {
+	if r := c.round.Load(); r != nil || !create || c.call == nil || c.released.Load() {
 		return r
 	}
 	c.round.CompareAndSwap(nil, &toolrun.Round{Capabilities: c.call.Request.Meta.ClientCapabilities})

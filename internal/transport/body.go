@@ -30,9 +30,11 @@ import (
 // inbound is a request's body and the space its message is parsed into.
 // Both are done with when ServeHTTP returns: the tool ran on the request's
 // goroutine and has returned, the answer is written, and every string the
-// telemetry or a late answer keeps was copied out. So they are pooled, and
-// reused: they are the two largest allocations of a request, and the
-// garbage collector's work follows the bytes a request allocates.
+// telemetry or a late answer keeps was copied out (the actors' late paths,
+// the watchdog and the cut, read nothing of the request: actors.Call.Request).
+// So they are pooled, and reused: they are the two largest allocations of a
+// request, and the garbage collector's work follows the bytes a request
+// allocates.
 // Nothing that reaches a tool is a slice of them: a raw tool gets its own
 // copy of its arguments (tools.RawHandler), a typed one values decoded from
 // them; anything else that reads into the body copies first.
