@@ -193,33 +193,34 @@ func TestLatePathAnswersInItsEra(t *testing.T) {
 }
 
 // TestToolContextOverGivesNoRequest: a goroutine a tool left running past
-// its call gets neither the request nor a Round made from it: the request's
-// buffers are its requester's to reuse once Ask has returned. A Round made
-// during the call stays its own.
+// its call gets neither the request nor the call's Round (made then, or
+// during the call: it holds slices of the request's body), as outside a
+// call: the request's buffers are its requester's to reuse once Ask has
+// returned.
 func TestToolContextOverGivesNoRequest(t *testing.T) {
 	t.Parallel()
-	var sc wire.Scratch
-	call := &Call{Ctx: context.Background(), Request: parseInto(t, &sc, legacyCallBody, true)}
-	call.tctx.init(call.Ctx, time.Minute)
-	call.tctx.call = call
-	ctx := &call.tctx
-	if req, _ := ctx.Value(toolrun.RequestKey{}).(*wire.Request); req != call.Request {
-		t.Fatalf("during the call, RequestKey = %p, want the request %p", req, call.Request)
-	}
-	call.tctx.release()
-	if req, _ := ctx.Value(toolrun.RequestKey{}).(*wire.Request); req != nil {
-		t.Errorf("after the call, RequestKey = %+v, want nil", req)
-	}
-	if r, _ := ctx.Value(toolrun.RoundKey{}).(*toolrun.Round); r != nil {
-		t.Errorf("after the call, RoundKey made a Round: %+v", r)
-	}
-
-	made := &Call{Ctx: context.Background(), Request: call.Request}
-	made.tctx.init(made.Ctx, time.Minute)
-	made.tctx.call = made
-	r, _ := made.tctx.Value(toolrun.RoundKey{}).(*toolrun.Round)
-	made.tctx.release()
-	if r == nil || made.tctx.Value(toolrun.RoundKey{}) != r {
-		t.Errorf("a Round made during the call is not kept after it")
+	for _, madeDuring := range []bool{false, true} {
+		var sc wire.Scratch
+		call := &Call{Ctx: context.Background(), Request: parseInto(t, &sc, legacyCallBody, true)}
+		call.tctx.init(call.Ctx, time.Minute)
+		call.tctx.call = call
+		ctx := &call.tctx
+		if req, _ := ctx.Value(toolrun.RequestKey{}).(*wire.Request); req != call.Request {
+			t.Fatalf("during the call, RequestKey = %p, want the request %p", req, call.Request)
+		}
+		if madeDuring {
+			if r, _ := ctx.Value(toolrun.RoundKey{}).(*toolrun.Round); r == nil {
+				t.Fatal("during the call, RoundKey made no Round")
+			}
+		}
+		call.tctx.release()
+		if req, _ := ctx.Value(toolrun.RequestKey{}).(*wire.Request); req != nil {
+			t.Errorf("made during the call %v: after it, RequestKey = %+v, want nil", madeDuring, req)
+		}
+		for _, key := range []any{toolrun.RoundKey{}, toolrun.RoundMadeKey{}} {
+			if r, _ := ctx.Value(key).(*toolrun.Round); r != nil {
+				t.Errorf("made during the call %v: after it, %T gives a Round: %+v", madeDuring, key, r)
+			}
+		}
 	}
 }

@@ -110,11 +110,14 @@ func (c *toolContext) Value(key any) any {
 
 // roundFor returns the call's Round, making it if create is set and there
 // is none yet (nil otherwise). Handler goroutines may race to make it: one
-// wins, and all get the winner's. None is made once the call is over: it
-// would be made from the request, whose buffers another request may be
-// using by then (Call.Request).
+// wins, and all get the winner's. Once the call is over there is none, as
+// outside a call: a Round is made from the request and holds slices of its
+// body, whose buffers another request may be using by then (Call.Request).
 func (c *toolContext) roundFor(create bool) *toolrun.Round {
-	if r := c.round.Load(); r != nil || !create || c.call == nil || c.released.Load() {
+	if c.released.Load() {
+		return nil
+	}
+	if r := c.round.Load(); r != nil || !create || c.call == nil {
 		return r
 	}
 	c.round.CompareAndSwap(nil, &toolrun.Round{Capabilities: c.call.Request.Meta.ClientCapabilities})
