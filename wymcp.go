@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"sync"
 	"time"
@@ -124,6 +125,14 @@ type Options struct {
 	// loopback listener (DNS-rebinding protection); on other listeners, when
 	// set, the only ones allowed.
 	AllowedHosts []string
+	// TrustedProxies are the proxies (nginx, a load balancer) whose
+	// X-Forwarded-For the server believes: a request from one of them is
+	// taken to come from the address they forwarded for, read from the
+	// header's right end. Where the server tells callers without auth
+	// apart (an upstream's fair shares and circuit breaker,
+	// docs/design.md §10b), it is by that address. Nil believes no
+	// header: behind a proxy, every caller then has the proxy's address.
+	TrustedProxies []netip.Prefix
 	// StateKeys seal the requestState of multi-round-trip tool calls (see
 	// tools.Ask): AES-256 keys of 32 bytes, newest first. New
 	// states are sealed with the first key; a state sealed with any of them
@@ -259,6 +268,7 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		MaxInFlight:    int64(o.MaxInFlight),
 		WriteTimeout:   o.WriteTimeout,
 		AnswerBudget:   o.AnswerBudget,
+		TrustedProxies: o.TrustedProxies,
 		DrainDelay:     max(o.DrainDelay, 0),
 		AllowedOrigins: o.AllowedOrigins,
 		AllowedHosts:   o.AllowedHosts,

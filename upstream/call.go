@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/strictjson"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/toolrun"
@@ -28,6 +29,8 @@ type remote struct {
 	// headers are its x-mcp-header declarations: a 2026-07-28 upstream
 	// requires their Mcp-Param-* headers.
 	headers []wire.HeaderParam
+	// idempotent: its annotations say it may be called twice.
+	idempotent bool
 }
 
 // forward returns the Forward of the upstream tool r.
@@ -50,17 +53,19 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	if c.closed.Load() {
 		return refuse(&failure{kind: kindClosed})
 	}
-	ok, wait, probe := c.breaker.allow(time.Now())
+	ok, wait := c.breaker.allow(time.Now())
 	if !ok {
 		return refuse(&failure{kind: kindUnavailable, detail: wait.Round(time.Millisecond).String()})
 	}
-	select {
-	case c.slots <- struct{}{}:
-	default:
-		c.breaker.release(probe)
+	who := callerKey(ctx)
+	if ok, share := c.slots.take(who); !ok {
+		if share {
+			return refuse(&failure{kind: kindShare, detail: strconv.Itoa(c.slots.held(who))})
+		}
 		return refuse(&failure{kind: kindBusy})
 	}
-	defer func() { <-c.slots }()
+	defer c.slots.put(who)
+	c.retry.called()
 
 	id := c.ids.Add(1)
 	hop.SetRequestID(id)
@@ -83,6 +88,11 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.params = paramHeaders(r.headers, f.Arguments)
 	}
 	m, err := c.call(ctx, req)
+	if r.idempotent && c.retryAgain(ctx, r.name, err) {
+		// The tool may be run twice: the operator allowed it for tools
+		// whose annotations say so, and the budget has room.
+		m, err = c.call(ctx, req)
+	}
 	if err != nil && ctx.Err() != nil && c.legacy {
 		// A 2025-era upstream does not take a closed stream for a
 		// cancellation (its transport says so): it is told.
@@ -92,16 +102,33 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	if why != nil {
 		c.report(ctx, r.name, errorType, why)
 	}
-	switch health {
-	case healthy:
-		c.breaker.record(false, probe, time.Now())
-	case failing:
-		c.breaker.record(true, probe, time.Now())
-	default:
-		c.breaker.release(probe)
+	if health != neutral {
+		c.breaker.record(health == failing, who, time.Now())
 	}
 	hop.End(ctx, errorType, rpcCode, out.Failure)
 	return out
+}
+
+// retryAgain reports whether a call that failed with err, which may have
+// reached the upstream, is made again, and if so takes the retry from
+// the budget (the caller gives it back).
+func (c *client) retryAgain(ctx context.Context, tool string, err error) bool {
+	var f *failure
+	if err == nil || ctx.Err() != nil || !errors.As(err, &f) || !f.retryable() || !c.retry.take() {
+		return false
+	}
+	c.fails.Retried(ctx, tool, f.errorType())
+	return true
+}
+
+// callerKey is who a call is for, to share an upstream fairly: the
+// caller's identity, or without auth its address; "" when neither is
+// known.
+func callerKey(ctx context.Context) string {
+	if s := caller.Subject(ctx); s != "" {
+		return s
+	}
+	return caller.Address(ctx)
 }
 
 // cancelled tells a 2025-era upstream that the gateway gave up request
@@ -280,7 +307,9 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 	case kindUnavailable:
 		text = fmt.Sprintf("Upstream %s is unavailable; the gateway will try it again in %s.", c.name, f.detail)
 	case kindBusy:
-		text = fmt.Sprintf("Upstream %s has %d calls in progress, its limit; retry later.", c.name, cap(c.slots))
+		text = fmt.Sprintf("Upstream %s has %d calls in progress, its limit; retry later.", c.name, c.slots.size)
+	case kindShare:
+		text = fmt.Sprintf("Upstream %s is busy, and %s of its calls in progress are this caller's, more than its fair share; retry later.", c.name, f.detail)
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
 	}
@@ -303,7 +332,7 @@ func (c *client) report(ctx context.Context, tool, errorType string, why error) 
 	case f.kind == kindUnavailable:
 		fl.Detail = "the circuit is open; the next try in " + f.detail
 	case f.kind == kindBusy:
-		fl.Detail = fmt.Sprintf("MaxInFlight (%d) calls in progress", cap(c.slots))
+		fl.Detail = fmt.Sprintf("MaxInFlight (%d) calls in progress", c.slots.size)
 	default:
 		fl.Detail = f.detail
 	}

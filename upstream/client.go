@@ -56,8 +56,9 @@ type client struct {
 	maxHeader int64
 
 	ids     atomic.Int64
-	breaker breaker
-	slots   chan struct{}
+	breaker *breaker
+	slots   *shares
+	retry   *retries
 	hops    *telemetry.Hops
 	fails   *telemetry.UpstreamFailures
 	// clientInfo is the gateway's Implementation, encoded.
@@ -76,12 +77,11 @@ type client struct {
 
 const (
 	defaultCallTimeout    = 60 * time.Second
+	defaultIdleTimeout    = 4 * time.Second
 	defaultConnectTimeout = 10 * time.Second
 	defaultMaxConns       = 64
 	defaultMaxInFlight    = 256
 	defaultMaxBytes       = 4 << 20
-	defaultFailures       = 5
-	defaultCooldown       = 5 * time.Second
 
 	// defaultMaxHeader is far above what an MCP server's answer carries
 	// (a few hundred bytes), and well below net/http's own default
@@ -111,7 +111,8 @@ func newClient(o Options) (*client, error) {
 		maxHeader:      orDefault(o.MaxResponseHeaderBytes, defaultMaxHeader),
 		callTimeout:    orDefault(o.CallTimeout, defaultCallTimeout),
 		connectTimeout: orDefault(o.ConnectTimeout, defaultConnectTimeout),
-		slots:          make(chan struct{}, orDefault(o.MaxInFlight, defaultMaxInFlight)),
+		slots:          newShares(orDefault(o.MaxInFlight, defaultMaxInFlight)),
+		retry:          newRetries(o.RetryIdempotent, orDefault(o.MaxInFlight, defaultMaxInFlight)),
 		log:            o.Logger,
 	}
 	if c.log == nil {
@@ -137,11 +138,9 @@ func newClient(o Options) (*client, error) {
 			return nil, fmt.Errorf("upstream %s: Options.Versions names no revision", o.Name)
 		}
 	}
-	failures := o.BreakerFailures
-	if failures == 0 {
-		failures = defaultFailures
+	if o.BreakerMinCalls >= 0 {
+		c.breaker = newBreaker(breakerConfig{minCalls: o.BreakerMinCalls, interval: o.BreakerProbeInterval}, c.probe, func(open bool, why string) { c.fails.CircuitChanged(open, why) })
 	}
-	c.breaker = breaker{threshold: failures, cooldown: orDefault(o.BreakerCooldown, defaultCooldown)}
 	c.http = o.HTTPClient
 	if c.http == nil {
 		conns := orDefault(o.MaxConns, defaultMaxConns)
@@ -149,6 +148,7 @@ func newClient(o Options) (*client, error) {
 		t.MaxConnsPerHost = conns
 		t.MaxIdleConnsPerHost = conns
 		t.MaxIdleConns = conns
+		t.IdleConnTimeout = orDefault(o.IdleTimeout, defaultIdleTimeout)
 		// The upstream is a known server, not a proxy's target: the
 		// environment's proxy settings are not the gateway's route to it.
 		t.Proxy = nil
@@ -229,6 +229,9 @@ type failure struct {
 	// sent is the request's header, for kindRefusedCreds: which
 	// credentials the upstream refused (Credentials.refused).
 	sent http.Header
+	// unsent: the request never left the gateway (kindUnreachable), so
+	// it may be sent again whatever it is.
+	unsent bool
 }
 
 type failureKind uint8
@@ -244,6 +247,7 @@ const (
 	kindSessionLost
 	kindUnavailable
 	kindBusy
+	kindShare
 	kindClosed
 )
 
@@ -280,6 +284,8 @@ func (f *failure) errorType() string {
 		return "upstream_unavailable"
 	case kindBusy:
 		return "upstream_busy"
+	case kindShare:
+		return "upstream_fair_share"
 	case kindClosed:
 		return "upstream_closed"
 	}
@@ -299,9 +305,10 @@ func (f *failure) upstreamFault() bool {
 }
 
 // call sends req and returns the upstream's answer, making a new upstream
-// session when a 2025-era upstream has lost its own, and fresh credentials
-// when the upstream refused the cached ones: once each, since the upstream
-// did not run a request it answered that way.
+// session when a 2025-era upstream has lost its own, fresh credentials
+// when the upstream refused the cached ones, and a fresh connection when
+// none could be made: once, since the upstream did not run a request it
+// answered that way, or never received.
 func (c *client) call(ctx context.Context, req *request) (message, error) {
 	retried := false
 	for {
@@ -312,6 +319,12 @@ func (c *client) call(ctx context.Context, req *request) (message, error) {
 			return m, err
 		}
 		switch f.kind {
+		case kindUnreachable:
+			if !f.unsent {
+				return m, err
+			}
+			// A fresh connection may reach another replica behind the
+			// upstream's address.
 		case kindSessionLost:
 			if err := c.renewSession(ctx, generation); err != nil {
 				return m, err
@@ -371,7 +384,7 @@ func (c *client) exchange(ctx context.Context, req *request, session string) (me
 		if headersTooLarge(err) {
 			return message{}, "", &failure{kind: kindHeadersTooLarge, err: err}
 		}
-		return message{}, "", &failure{kind: kindUnreachable, err: err}
+		return message{}, "", &failure{kind: kindUnreachable, err: err, unsent: unsent(err)}
 	}
 	defer resp.Body.Close()
 	m, err := c.answer(ctx, req, resp, session)
@@ -402,6 +415,7 @@ func (c *client) send(ctx context.Context, body []byte, h http.Header) (*http.Re
 		// where any other body type has the headers flushed first, a
 		// second system call on every request.
 		Body:          io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 		ContentLength: int64(len(body)),
 		Host:          c.u.Host,
 	}
@@ -655,6 +669,7 @@ func (c *client) close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.breaker.close()
 	var err error
 	if _, session := c.currentSession(); session != "" {
 		ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)

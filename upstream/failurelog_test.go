@@ -123,11 +123,11 @@ func TestFailuresLoggedAndCounted(t *testing.T) {
 	}
 	tokens := newOCTokenServer(t)
 	classes := []*class{
-		{name: "refused", opts: func(o *upstream.Options) { o.BreakerFailures = -1 },
+		{name: "refused", opts: func(o *upstream.Options) { o.BreakerMinCalls = -1 },
 			want: map[string]int64{"upstream_unreachable": k}, detail: "connection refused"},
-		{name: "status", def: ocStatus(502, "text/plain", "bad gateway"), opts: func(o *upstream.Options) { o.BreakerFailures = -1 },
+		{name: "status", def: ocStatus(502, "text/plain", "bad gateway"), opts: func(o *upstream.Options) { o.BreakerMinCalls = -1 },
 			want: map[string]int64{"502": k}, status: "502"},
-		{name: "malformed", def: ocBody("text/plain", "hello"), opts: func(o *upstream.Options) { o.BreakerFailures = -1 },
+		{name: "malformed", def: ocBody("text/plain", "hello"), opts: func(o *upstream.Options) { o.BreakerMinCalls = -1 },
 			want: map[string]int64{"upstream_malformed": k}, detail: `the answer's Content-Type is "text/plain"`},
 		{name: "large", def: ocBody("application/json", strings.Repeat(" ", 2048)), opts: func(o *upstream.Options) { o.MaxResponseBytes = 1024 },
 			want: map[string]int64{"upstream_too_large": k}, detail: "larger than 1024 bytes"},
@@ -139,7 +139,7 @@ func TestFailuresLoggedAndCounted(t *testing.T) {
 			want: map[string]int64{"upstream_session_lost": k}, status: "404"},
 		{name: "credentials", def: ocStatus(401, "text/plain", ""), opts: func(o *upstream.Options) { o.Credentials = ocClientCredentials(t, tokens.URL) },
 			want: map[string]int64{"upstream_credentials": k, "upstream_unauthorized": 0}, detail: "invalid_client", loose: true},
-		{name: "open", def: ocStatus(500, "text/plain", ""), opts: func(o *upstream.Options) { o.BreakerFailures, o.BreakerCooldown = 1, time.Hour },
+		{name: "open", def: ocStatus(500, "text/plain", ""), opts: func(o *upstream.Options) { o.BreakerProbeInterval = time.Hour },
 			want: map[string]int64{"500": 1, "upstream_unavailable": k - 1}, detail: "the circuit is open; the next try in "},
 		{name: "timeout", def: ocBlock(nil, nil, nil), opts: func(o *upstream.Options) { o.CallTimeout = 50 * time.Millisecond },
 			want: map[string]int64{"timeout": k}, detail: "no answer within the call's deadline"},
@@ -193,7 +193,8 @@ func TestFailuresLoggedAndCounted(t *testing.T) {
 				ocExpectText(t, <-held, "ok", false)
 			}()
 		case "open":
-			g.callTool(t, tool) // opens the circuit
+			g.callTool(t, tool) // a failure, then the circuit opens
+			upstream.OpenCircuit(g.ups[i])
 		}
 		for n := 0; n < k; n++ {
 			if c.name == "open" && n == k-1 {

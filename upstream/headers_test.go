@@ -67,7 +67,7 @@ func TestOutcomeHeadersTooLarge(t *testing.T) {
 	written := make(chan int, 1)
 	flood := newFakeUp(t, false, ocHugeHeaders(huge, written))
 	o := ocOpts(flood)
-	o.Prefix, o.BreakerFailures = "", -1
+	o.Prefix, o.BreakerMinCalls = "", -1
 	iFlood, floodTool := set.add(o)
 
 	// Set: headers of 20 KiB against a MaxResponseHeaderBytes of 16 KiB.

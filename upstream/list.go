@@ -231,7 +231,7 @@ func (c *client) build(l listed, served string, o Options) (*tools.Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &remote{name: l.Name, quoted: quoted, header: []string{headerValue(l.Name)}}
+	r := &remote{name: l.Name, quoted: quoted, header: []string{headerValue(l.Name)}, idempotent: idempotent(l.Annotations)}
 	rt, err := toolrun.NewForward(def, c.callTimeout, scopes, c.forward(r))
 	if err != nil {
 		return nil, err

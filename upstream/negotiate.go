@@ -181,3 +181,21 @@ func (c *client) appendMeta(dst []byte, capabilities wire.RawJSON, progress int6
 	}
 	return append(dst, '}')
 }
+
+// probe asks the upstream whether it answers, for its open breaker: a
+// 2026-07-28 upstream its server/discover, a 2025-era one ping in its
+// session (re-made if the upstream lost it). Any JSON-RPC answer, an
+// error included, is an upstream that answers.
+func (c *client) probe(ctx context.Context) error {
+	id := c.ids.Add(1)
+	method := wire.MethodDiscover
+	if c.legacy {
+		method = "ping"
+	}
+	body := c.appendHead(nil, id, method)
+	body = append(body, `,"params":{"_meta":`...)
+	body = c.appendMeta(body, nil, 0, "", "")
+	body = append(body, "}}"...)
+	_, err := c.call(ctx, &request{id: id, method: method, body: body})
+	return err
+}

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -52,6 +53,13 @@ type fakeUp struct {
 	others atomic.Int32 // anything else after Connect (the gateway's posts)
 	// refuseInit makes initialize fail from now on.
 	refuseInit atomic.Bool
+	// down answers every request 502, as a proxy in front of a dead
+	// server; probes counts the gateway's server/discover and ping after
+	// Connect.
+	down   atomic.Bool
+	probes atomic.Int32
+	// tool, when set, is the tool tools/list lists in place of t.
+	tool string
 
 	mu       sync.Mutex
 	script   []ocHandler // the next tools/calls' answers, in order
@@ -102,6 +110,16 @@ func (f *fakeUp) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := string(m.ID)
+	if m.Method == "server/discover" || m.Method == "ping" {
+		f.probes.Add(1)
+	}
+	if f.down.Load() {
+		if m.Method == "tools/call" {
+			f.calls.Add(1)
+		}
+		ocStatus(502, "text/html", "<h1>502 Bad Gateway</h1>")(w, r, id, body)
+		return
+	}
 	switch m.Method {
 	case "server/discover":
 		if f.legacy {
@@ -121,7 +139,11 @@ func (f *fakeUp) serve(w http.ResponseWriter, r *http.Request) {
 		if f.legacy {
 			rt = ""
 		}
-		ocWrite(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{`+rt+`"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`)
+		tool := f.tool
+		if tool == "" {
+			tool = `{"name":"t","inputSchema":{"type":"object"}}`
+		}
+		ocWrite(w, 200, `{"jsonrpc":"2.0","id":`+id+`,"result":{`+rt+`"tools":[`+tool+`]}}`)
 	case "tools/call":
 		f.calls.Add(1)
 		f.mu.Lock()
@@ -384,46 +406,35 @@ func (g *ocGateway) expectHop(t testing.TB, i, n int, want string) {
 type ocEffect string
 
 const (
-	ocSuccess ocEffect = "success" // resets the count of failures
-	ocFailure ocEffect = "failure" // counts as one
+	ocSuccess ocEffect = "success" // counted, as a success
+	ocFailure ocEffect = "failure" // counted, as a failure of the upstream
 	ocNeutral ocEffect = "—"       // neither
 )
 
 // breaker adds an upstream that measures what the outcome answered by row
-// does to the breaker, with BreakerFailures 2 and a long cooldown: a 500,
-// then the row, then another 500. A failure opens the circuit at once, so
-// that the second 500 is not asked for; a success resets the count, so
-// that the circuit is still closed after the second 500; anything else
-// leaves it at one, so that the second 500 opens it. adjust, when not nil,
-// changes the Options. The returned function measures, once the gateway
-// has started.
+// does to the breaker: whether its window counts the call as a success, a
+// failure of the upstream, or neither. adjust, when not nil, changes the
+// Options. The returned function measures, once the gateway has started.
 func (s *ocSet) breaker(t *testing.T, legacy bool, adjust func(*upstream.Options), row ...ocHandler) func(*testing.T, *ocGateway) ocEffect {
-	fail := ocStatus(500, "text/plain", "down")
-	f := newFakeUp(t, legacy, fail)
-	f.then(row...)
-	f.then(fail, ocOK)
+	f := newFakeUp(t, legacy, row...)
 	o := ocOpts(f)
 	o.Prefix = fmt.Sprintf("b%d_", len(s.opts))
-	o.BreakerFailures, o.BreakerCooldown = 2, time.Minute
 	if adjust != nil {
 		adjust(&o)
 	}
-	_, tool := s.add(o)
+	i, tool := s.add(o)
 	return func(t *testing.T, g *ocGateway) ocEffect {
 		t.Helper()
-		g.callTool(t, tool)
+		calls, failures := upstream.BreakerCounts(g.ups[i])
 		g.callTool(t, tool) // the row
-		before := f.calls.Load()
-		g.callTool(t, tool)
-		if f.calls.Load() == before {
+		calls2, failures2 := upstream.BreakerCounts(g.ups[i])
+		switch {
+		case failures2 > failures:
 			return ocFailure
+		case calls2 > calls:
+			return ocSuccess
 		}
-		before = f.calls.Load()
-		g.callTool(t, tool)
-		if f.calls.Load() == before {
-			return ocNeutral
-		}
-		return ocSuccess
+		return ocNeutral
 	}
 }
 
@@ -931,7 +942,7 @@ func TestOutcomeUnreachable(t *testing.T) {
 	const want = "Upstream fake is unreachable."
 	refused := newFakeUp(t, false)
 	o := ocOpts(refused)
-	o.Prefix, o.BreakerFailures = "r_", 1
+	o.Prefix = "r_"
 	var set ocSet
 	iRefused, _ := set.add(o)
 	rows := []ocRow{
@@ -948,10 +959,11 @@ func TestOutcomeUnreachable(t *testing.T) {
 		refused.srv.Close() // the port is closed now
 		ocToolError(t, g.callTool(t, "r_t"), want)
 		g.expectHop(t, iRefused, 1, "upstream_unreachable")
-		// One failure opened the circuit (BreakerFailures 1, the
-		// default cooldown of 5 s).
-		ocUnavailable(t, g.callTool(t, "r_t"), 4*time.Second, 5*time.Second)
-		g.expectHop(t, iRefused, 2, "upstream_unavailable")
+		// A failure of the upstream, counted once although the call,
+		// which never reached it, was tried on a fresh connection too.
+		if calls, failures := upstream.BreakerCounts(g.ups[iRefused]); calls != 1 || failures != 1 {
+			t.Errorf("the breaker counted %d calls, %d failures; want 1, 1", calls, failures)
+		}
 	})
 	runRows(t, rows)
 }
@@ -1141,7 +1153,6 @@ func TestOutcomeClientGone(t *testing.T) {
 	t.Parallel()
 	entered, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	o := ocOpts(newFakeUp(t, false, ocBlock(entered, nil, cancelled)))
-	o.BreakerFailures = 1
 	g := newOCGateway(t, nil, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := make(chan error, 1)
@@ -1157,7 +1168,10 @@ func TestOutcomeClientGone(t *testing.T) {
 		t.Error("the abandoned call was answered")
 	}
 	g.expectHop(t, 0, 1, "cancelled")
-	// It said nothing of the upstream's health (BreakerFailures 1).
+	// It said nothing of the upstream's health.
+	if calls, failures := upstream.BreakerCounts(g.ups[0]); calls != 0 || failures != 0 {
+		t.Errorf("the breaker counted %d calls, %d failures; want none", calls, failures)
+	}
 	ocExpectText(t, g.call(t), "ok", false)
 }
 
@@ -1172,7 +1186,6 @@ func TestOutcomeCredentials(t *testing.T) {
 	refusing := newFakeUp(t, false, ocStatus(401, "text/plain", ""))
 	o := ocOpts(refusing)
 	o.Credentials = ocClientCredentials(t, ts.URL)
-	o.BreakerFailures = 1
 	set.add(o)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -1197,10 +1210,12 @@ func TestOutcomeCredentials(t *testing.T) {
 			t.Errorf("%d requests reached the upstream, want 1", n)
 		}
 		g.expectHop(t, 0, 1, "upstream_credentials")
-		// Neutral for the breaker (BreakerFailures 1): the next call is
-		// not answered "unavailable". It is answered the same failure at
-		// once, without a token request: the failed request put the
-		// token endpoint in backoff (issue 38).
+		// Neutral for the breaker. The next call is answered the same
+		// failure at once, without a token request: the failed request
+		// put the token endpoint in backoff (issue 38).
+		if calls, failures := upstream.BreakerCounts(g.ups[0]); calls != 0 || failures != 0 {
+			t.Errorf("the breaker counted %d calls, %d failures; want none", calls, failures)
+		}
 		ts.refuse.Store(false)
 		asked := ts.asked.Load()
 		ocToolError(t, g.call(t), "The gateway could not get credentials for upstream fake: client credentials: token endpoint: HTTP 400: invalid_client.")
@@ -1219,132 +1234,162 @@ func TestOutcomeCredentials(t *testing.T) {
 	})
 }
 
+// Callers told apart by address: the gateway believes a loopback proxy's
+// X-Forwarded-For (docs/design.md §10b).
+var ocBehindProxy = &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+
+// callAs calls the tool with arguments args as the caller at address who.
+func (g *ocGateway) callAs(t testing.TB, tool, args, who string) mcptest.Reply {
+	t.Helper()
+	return g.Send(t, mcptest.ToolCall(tool, args).With("X-Forwarded-For", who))
+}
+
+// ocFailOn answers 500 to a call whose arguments say "fail", and ok to
+// any other: one tool failing beside a healthy one.
+func ocFailOn(w http.ResponseWriter, r *http.Request, id string, body []byte) {
+	if strings.Contains(string(body), `"fail"`) {
+		ocStatus(500, "text/plain", "broken")(w, r, id, body)
+		return
+	}
+	ocOK(w, r, id, body)
+}
+
 // Row: the circuit is open: answered at once with the unavailable tool
-// error, the upstream not asked; then one call goes through, and its
-// outcome closes the circuit or opens it again.
+// error, the upstream not asked. It opens only on evidence that the
+// upstream as a whole is down (docs/design.md §10b); the gateway's own
+// probe, not a caller's call, closes it once the upstream answers again.
 func TestOutcomeBreaker(t *testing.T) {
 	t.Parallel()
-	const cooldown = 300 * time.Millisecond
-	fail := ocStatus(500, "text/plain", "down")
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	releaseOnce := sync.OnceFunc(func() { close(release) })
-	f := newFakeUp(t, false, fail, fail, ocBlock(entered, release, nil), fail, fail, fail)
-	t.Cleanup(releaseOnce) // before the fake's Close, should the test fail
+	const interval = 100 * time.Millisecond
+	f := newFakeUp(t, false)
 	var set ocSet
 	o := ocOpts(f)
-	o.BreakerFailures, o.BreakerCooldown = 2, cooldown
+	o.BreakerMinCalls, o.BreakerProbeInterval = 6, interval
 	set.add(o)
-	o = ocOpts(newFakeUp(t, false, fail))
-	o.Prefix, o.BreakerFailures, o.BreakerCooldown = "w_", 1, time.Minute
-	set.add(o)
-	off := newFakeUp(t, false, fail, fail, fail)
+	off := newFakeUp(t, false)
 	o = ocOpts(off)
-	o.Prefix, o.BreakerFailures = "off_", -1
+	o.Prefix, o.BreakerMinCalls = "off_", -1
 	set.add(o)
-	g := set.start(t, nil)
+	g := set.start(t, ocBehindProxy)
 
-	// unavailable asserts the call answered at once: the unavailable
-	// tool error, the upstream not asked, and a hop of its own.
-	unavailable := func(least, most time.Duration) {
-		t.Helper()
-		before, hops := f.calls.Load(), len(g.hops(t, 0, 0))
-		ocUnavailable(t, g.call(t), least, most)
-		if n := f.calls.Load(); n != before {
-			t.Fatalf("the open circuit let a call reach the upstream")
+	// One caller's failures, however many and however spread, do not
+	// open it: the upstream may be failing only what that caller asks.
+	f.down.Store(true)
+	for range 12 {
+		ocToolError(t, g.callAs(t, "g_t", `{}`, "198.51.100.1"), "Upstream fake answered HTTP 502.")
+		time.Sleep(interval)
+	}
+	// A second caller failing too is the evidence: the upstream is down.
+	ocToolError(t, g.callAs(t, "g_t", `{}`, "198.51.100.2"), "Upstream fake answered HTTP 502.")
+	before := f.calls.Load()
+	ocUnavailable(t, g.callAs(t, "g_t", `{}`, "198.51.100.3"), 0, interval)
+	if f.calls.Load() != before {
+		t.Fatal("the open circuit let a call reach the upstream")
+	}
+	g.expectHop(t, 0, 14, "upstream_unavailable")
+
+	// The gateway probes while the upstream is down, and the first
+	// answer closes the circuit: callers' calls go through again.
+	for f.probes.Load() < 2 {
+		time.Sleep(interval / 4)
+	}
+	ocUnavailable(t, g.callAs(t, "g_t", `{}`, "198.51.100.3"), 0, interval)
+	f.down.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rep := g.callAs(t, "g_t", `{}`, "198.51.100.3")
+		if text, isErr := mcptest.ToolText(t, rep.ExpectResult(t, "1")); !isErr && text == "ok" {
+			break
 		}
-		g.expectHop(t, 0, hops+1, "upstream_unavailable")
-	}
-	afterCooldown := func(since time.Time) { time.Sleep(cooldown - time.Since(since) + 10*time.Millisecond) }
-
-	ocToolError(t, g.call(t), "Upstream fake answered HTTP 500.")
-	ocToolError(t, g.call(t), "Upstream fake answered HTTP 500.")
-	opened := time.Now()
-	// Open: answered at once, the upstream not asked.
-	unavailable(0, cooldown)
-
-	// After the cooldown one call goes through (half open); the others
-	// are still answered at once meanwhile.
-	afterCooldown(opened)
-	probe := make(chan mcptest.Reply, 1)
-	go func() { probe <- g.call(t) }()
-	<-entered
-	// The wait is a cooldown: the probe may fail.
-	ocToolError(t, g.call(t), "Upstream fake is unavailable; the gateway will try it again in 300ms.")
-	if n := f.calls.Load(); n != 3 {
-		t.Fatalf("the upstream got %d calls, want 3: a second call went through half open", n)
-	}
-	releaseOnce()
-	ocExpectText(t, <-probe, "ok", false)
-
-	// Closed again: failures count from zero, the second opens it.
-	ocToolError(t, g.call(t), "Upstream fake answered HTTP 500.")
-	ocToolError(t, g.call(t), "Upstream fake answered HTTP 500.")
-	opened = time.Now()
-	unavailable(0, cooldown)
-
-	// A half-open call that fails opens it again at once, for a whole
-	// cooldown.
-	afterCooldown(opened)
-	ocToolError(t, g.call(t), "Upstream fake answered HTTP 500.")
-	opened = time.Now()
-	unavailable(0, cooldown)
-
-	// The upstream is healthy again (the script is spent): the probe
-	// closes the circuit, and the calls after it go through.
-	afterCooldown(opened)
-	for range 3 {
-		ocExpectText(t, g.call(t), "ok", false)
-	}
-	if n := f.calls.Load(); n != 9 {
-		t.Errorf("the upstream got %d calls, want 9", n)
-	}
-
-	t.Run("wording", func(t *testing.T) {
-		g.callTool(t, "w_t")
-		rep := g.callTool(t, "w_t")
-		ocUnavailable(t, rep, 50*time.Second, time.Minute)
-		// To the millisecond: "59.987s", "1m0s".
-		text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
-		if d, _ := time.ParseDuration(strings.TrimSuffix(text[strings.LastIndexByte(text, ' ')+1:], ".")); d != d.Round(time.Millisecond) {
-			t.Errorf("wait %q is not in milliseconds", text)
+		if time.Now().After(deadline) {
+			t.Fatal("the circuit did not close after the upstream answered its probe")
 		}
-	})
+		time.Sleep(interval / 4)
+	}
 
 	t.Run("off", func(t *testing.T) {
-		for range 3 {
-			ocToolError(t, g.callTool(t, "off_t"), "Upstream fake answered HTTP 500.")
+		off.down.Store(true)
+		for i := range 10 {
+			ocToolError(t, g.callAs(t, "off_t", `{}`, fmt.Sprintf("198.51.100.%d", i)), "Upstream fake answered HTTP 502.")
 		}
+		off.down.Store(false)
 		ocExpectText(t, g.callTool(t, "off_t"), "ok", false)
-		if n := off.calls.Load(); n != 4 {
-			t.Errorf("%d calls, want 4", n)
+		if n := off.calls.Load(); n != 11 {
+			t.Errorf("%d calls, want 11", n)
 		}
 	})
 }
 
-// TestOutcomeBreakerCancelledProbe: a half-open call whose client goes
-// away says nothing of the upstream: it does not wedge the breaker, and
-// the next call is the probe.
-func TestOutcomeBreakerCancelledProbe(t *testing.T) {
+// A caller looping on a tool that fails does not deny another caller's
+// calls to the upstream's healthy tools (docs/design.md §10b).
+func TestOutcomeBreakerOneCallerLooping(t *testing.T) {
 	t.Parallel()
-	const cooldown = 100 * time.Millisecond
-	entered, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
-	o := ocOpts(newFakeUp(t, false, ocStatus(500, "", ""), ocBlock(entered, nil, cancelled)))
-	o.BreakerFailures, o.BreakerCooldown = 1, cooldown
-	g := newOCGateway(t, nil, o)
-	g.call(t)
-	time.Sleep(cooldown + 10*time.Millisecond)
+	f := newFakeUp(t, false)
+	f.def = ocFailOn
+	o := ocOpts(f)
+	o.BreakerMinCalls, o.BreakerProbeInterval = 4, 50*time.Millisecond
+	g := newOCGateway(t, ocBehindProxy, o)
+	stop := make(chan struct{})
+	looped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				looped <- n
+				return
+			default:
+			}
+			g.callAs(t, "g_t", `{"fail":true}`, "203.0.113.66")
+			n++
+		}
+	}()
+	for range 30 {
+		ocExpectText(t, g.callAs(t, "g_t", `{}`, "198.51.100.7"), "ok", false)
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	if n := <-looped; n < 10 {
+		t.Errorf("the looping caller made only %d calls", n)
+	}
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	gone := make(chan error, 1)
-	go func() { gone <- g.Abandon(ctx, mcptest.ToolCall("g_t", `{}`)) }()
+// One caller holding every call it can with hung calls leaves the others
+// their share of the upstream's slots (docs/design.md §10b): its calls
+// past its fair share are refused at once, and another caller's go
+// through.
+func TestOutcomeFairShare(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}, 16), make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	f := newFakeUp(t, false)
+	f.def = ocBlock(entered, release, nil)
+	t.Cleanup(releaseOnce)
+	o := ocOpts(f)
+	o.MaxInFlight = 8
+	g := newOCGateway(t, ocBehindProxy, o)
+
+	held := make(chan mcptest.Reply, 8)
+	for range 6 {
+		go func() { held <- g.callAs(t, "g_t", `{}`, "203.0.113.66") }()
+	}
+	for range 6 {
+		<-entered
+	}
+	// Two slots are free, the reserve: the flooding caller holds six,
+	// past its fair share of them.
+	ocToolError(t, g.callAs(t, "g_t", `{}`, "203.0.113.66"), "Upstream fake is busy, and 6 of its calls in progress are this caller's, more than its fair share; retry later.")
+	g.expectHop(t, 0, 1, "upstream_fair_share")
+	// Another caller finds room.
+	go func() { held <- g.callAs(t, "g_t", `{}`, "198.51.100.7") }()
 	<-entered
-	cancel()
-	<-cancelled
-	<-gone
-	// The probe's hop ends after the breaker has its outcome.
-	g.expectHop(t, 0, 2, "cancelled")
-	ocExpectText(t, g.call(t), "ok", false)
-	ocExpectText(t, g.call(t), "ok", false)
+	if n := f.calls.Load(); n != 7 {
+		t.Errorf("the upstream got %d calls, want 7", n)
+	}
+	releaseOnce()
+	for range 7 {
+		ocExpectText(t, <-held, "ok", false)
+	}
 }
 
 // Row: MaxInFlight calls are in progress: at once, the busy tool error;
@@ -1360,16 +1405,17 @@ func TestOutcomeBusy(t *testing.T) {
 	so.MaxInFlight = 2
 	fo := ocOpts(fast)
 	fo.Name, fo.Prefix = "other", "h_"
-	g := newOCGateway(t, nil, so, fo)
+	g := newOCGateway(t, ocBehindProxy, so, fo)
 
+	// Two callers, one call each: neither holds past its fair share.
 	held := make(chan mcptest.Reply, 2)
-	for range 2 {
-		go func() { held <- g.call(t) }()
+	for i := range 2 {
+		go func() { held <- g.callAs(t, "g_t", `{}`, fmt.Sprintf("198.51.100.%d", i)) }()
 	}
 	<-entered
 	<-entered
 	start := time.Now()
-	ocToolError(t, g.call(t), "Upstream fake has 2 calls in progress, its limit; retry later.")
+	ocToolError(t, g.callAs(t, "g_t", `{}`, "198.51.100.9"), "Upstream fake has 2 calls in progress, its limit; retry later.")
 	g.expectHop(t, 0, 1, "upstream_busy") // the held calls' hops are open
 	if n := slow.calls.Load(); n != 2 {
 		t.Errorf("the busy upstream got %d calls, want 2", n)

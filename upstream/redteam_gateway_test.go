@@ -188,14 +188,13 @@ func TestRedteamAnswerWaitsForAConnectionItHolds(t *testing.T) {
 // x-mcp-header that is an array or object written over two lines becomes
 // a Mcp-Param-* header value holding a line feed; net/http refuses to send
 // it, and the gateway answers "unreachable" and counts an upstream failure
-// on its circuit breaker. BreakerFailures such calls from any client open
-// the circuit for every client.
+// on its circuit breaker, as if the upstream itself had failed.
 func TestRedteamClientArgumentOpensTheBreaker(t *testing.T) {
 	t.Parallel()
 	up := newRTUp(t, false,
 		`"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]`,
 		ocOK)
-	u := rtConnect(t, upstream.Options{URL: up.URL, BreakerFailures: 1, BreakerCooldown: time.Minute})
+	u := rtConnect(t, upstream.Options{URL: up.URL})
 	g := rtServe(t, &wymcp.Options{Versions: []string{"2026-07-28", "2025-11-25"}}, u.Tools())
 
 	legacy := func(args string) mcptest.RPC {
@@ -208,6 +207,9 @@ func TestRedteamClientArgumentOpensTheBreaker(t *testing.T) {
 	text, _ := rtLegacyText(t, rep.Msg.Result)
 	if text == "Upstream fake is unreachable." {
 		t.Errorf("a client's argument made the gateway answer %q: the upstream was never asked", text)
+	}
+	if _, failures := upstream.BreakerCounts(u); failures != 0 {
+		t.Errorf("a client's argument counted %d failures of the upstream on its breaker", failures)
 	}
 	// The upstream is healthy: the next, ordinary, call must reach it.
 	rep = g.Send(t, legacy(`{"region":"eu"}`))

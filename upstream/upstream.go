@@ -96,14 +96,31 @@ type Options struct {
 	// not to HTTPClient (whose transport's own MaxResponseHeaderBytes
 	// does), though the headers count against MaxResponseBytes with any.
 	MaxResponseHeaderBytes int64
-	// BreakerFailures consecutive failures of the upstream itself
-	// (unreachable, HTTP 5xx, a malformed answer) open its circuit for
-	// BreakerCooldown, during which its calls are answered at once; then
-	// one call goes through, and its outcome closes or reopens the
-	// circuit. 0 means 5 failures and 5 seconds; a negative
-	// BreakerFailures turns the breaker off.
-	BreakerFailures int
-	BreakerCooldown time.Duration
+	// The circuit breaker opens on evidence that the upstream as a whole
+	// is down (docs/design.md §10b): over the last ten seconds, at least
+	// BreakerMinCalls calls, half of them or more failed by the upstream
+	// itself (unreachable, HTTP 5xx, a malformed answer), those failures
+	// spread over a second or more and reported by more than one caller.
+	// Open, its calls are answered at once, and the gateway probes the
+	// upstream every BreakerProbeInterval; the first answer closes it.
+	// 0 means 20 calls and 500 milliseconds; a negative BreakerMinCalls
+	// turns the breaker off.
+	BreakerMinCalls      int
+	BreakerProbeInterval time.Duration
+	// RetryIdempotent allows a call that failed after it may have reached
+	// the upstream (a broken connection; a proxy's 502, 503 or 504) to be
+	// made once more, if its tool's annotations say it is read-only or
+	// idempotent: they are the upstream's word, and this is the operator's
+	// trust in it. Retries stay within a budget: a fifth of the calls,
+	// with bursts of a quarter of MaxInFlight (at least 10). A call that
+	// never reached the upstream (no connection could be made) is retried
+	// once whatever this says.
+	RetryIdempotent bool
+	// IdleTimeout closes a connection to the upstream idle that long, so
+	// that the gateway does not send a call on one the upstream is
+	// closing; 0 means 4 seconds, below common servers' keep-alive
+	// (Node's is 5). It applies to the HTTP client Connect makes.
+	IdleTimeout time.Duration
 
 	// HTTPClient sends the requests; nil means a client of the upstream's
 	// own, with MaxConns. It must not follow redirects to another host

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -25,14 +29,18 @@ import (
 //   - When an upstream's tools change, seen by its watch (every refresh, or
 //     at its ttlMs), the served set is rebuilt and replaces the old one
 //     (wymcp.Server.SetTools: a call under way keeps the tool it resolved).
-//   - On SIGHUP the file is read again. A bad file, an upstream that cannot
-//     be connected, or a served name that two would share is logged and
-//     changes nothing: a reload applies whole or not at all. Otherwise new
-//     upstreams are connected, the ones whose entry (or credential file)
-//     changed are connected afresh, the others' tools are read again, and
-//     the served set is replaced. An upstream removed or replaced is closed
-//     only after a grace, its call timeout and a second, so that the calls
-//     it was forwarding are answered; its tools are gone at once.
+//   - An upstream that cannot be connected, at start or on a reload, costs
+//     only its own tools: it is logged and tried again in the background,
+//     with backoff (a second, doubling to half a minute), while the others
+//     are served; its tools are served once it connects.
+//   - On SIGHUP the file is read again. A bad file, or a served name that
+//     two would share, is logged and changes nothing: a reload applies
+//     whole or not at all. Otherwise new upstreams are connected, the ones
+//     whose entry (or credential file) changed are connected afresh, the
+//     others' tools are read again, and the served set is replaced. An
+//     upstream removed or replaced is closed only after a grace, its call
+//     timeout and a second, so that the calls it was forwarding are
+//     answered; its tools are gone at once.
 //   - At the stop, the upstreams are closed once the server has drained.
 type gateway struct {
 	file   string
@@ -44,7 +52,8 @@ type gateway struct {
 	tp      trace.TracerProvider
 	mp      metric.MeterProvider
 
-	// reloading serializes reloads, and close after them.
+	// reloading serializes reloads, the upstreams connecting late, and
+	// close after them.
 	reloading sync.Mutex
 	// mu guards what follows, and orders the calls of SetTools: the set
 	// published last is built from the upstreams' latest tools.
@@ -53,18 +62,28 @@ type gateway struct {
 	ups      []*live
 	retiring map[*live]*time.Timer
 	closed   bool
+	// serving is the number of tools served, for /readyz.
+	serving int
 	// watches is the parent of every watch's context.
 	watches     context.Context
 	stopWatches context.CancelFunc
 	wg          sync.WaitGroup
 }
 
-// live is a connected upstream.
+// live is an upstream of the file: connected, or pending (u nil) while it
+// is tried again. A live is never changed: a pending one that connects is
+// replaced by a connected one.
 type live struct {
 	e      *upstreamEntry
 	u      *upstream.Upstream
-	cancel context.CancelFunc // its watch; nil until watched
+	cancel context.CancelFunc // its watch, or its tries; nil until started
 }
+
+// Backoff of a pending upstream's tries.
+const (
+	firstRetry = time.Second
+	maxRetry   = 30 * time.Second
+)
 
 // retireGrace is added to an upstream's call timeout before a removed
 // upstream is closed: the last call's answer is on its way by then.
@@ -76,56 +95,128 @@ func newGateway(cfg *upstreamsConfig, authOn bool, own []*tools.Tool, ownName st
 		retiring: map[*live]*time.Timer{},
 	}
 	g.watches, g.stopWatches = context.WithCancel(context.Background())
+	if mp != nil {
+		// wymcp.upstream.connected: 1 for an upstream connected, 0 for one
+		// pending, by upstream.
+		gauge, err := mp.Meter("github.com/wymcp/wymcp/cmd/wymcp").Int64ObservableGauge("wymcp.upstream.connected",
+			metric.WithUnit("{upstream}"),
+			metric.WithDescription("Whether an upstream of the file is connected (1) or tried again in the background (0)."))
+		if err == nil {
+			_, _ = mp.Meter("github.com/wymcp/wymcp/cmd/wymcp").RegisterCallback(func(_ context.Context, o metric.Observer) error {
+				for _, l := range g.upstreams() {
+					v := int64(0)
+					if l.u != nil {
+						v = 1
+					}
+					o.ObserveInt64(gauge, v, metric.WithAttributes(attribute.String("wymcp.upstream", l.e.Name)))
+				}
+				return nil
+			}, gauge)
+		}
+	}
 	return g
 }
 
 // connect connects the entries' upstreams at once, each within its
-// connectTimeout. On a failure it closes those it connected and returns
-// the error of the first entry (in the file's order) that failed.
-func (g *gateway) connect(ctx context.Context, entries []*upstreamEntry) ([]*live, error) {
+// connectTimeout. One that fails is logged and returned pending: it is
+// tried again once started (tryLater).
+func (g *gateway) connect(ctx context.Context, entries []*upstreamEntry) []*live {
 	out := make([]*live, len(entries))
-	errs := make([]error, len(entries))
 	var wg sync.WaitGroup
 	for i, e := range entries {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, e.connectTimeout())
-			defer cancel()
-			o := e.options()
-			o.TracerProvider, o.MeterProvider, o.Logger = g.tp, g.mp, g.logger
-			u, err := upstream.Connect(cctx, o)
+			u, err := g.dial(ctx, e)
 			if err != nil {
-				errs[i] = e.errorAt(g.file, "", "cannot connect: "+err.Error())
-				return
+				g.logger.Warn("upstream not connected; the others are served, and it is tried again in the background",
+					"upstream", e.Name, "url", e.URL, "err", err.Error(), "retry_in", firstRetry)
 			}
 			out[i] = &live{e: e, u: u}
 		})
 	}
 	wg.Wait()
-	failed := 0
-	var first error
-	for _, err := range errs {
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			failed++
-		}
-	}
-	if first == nil {
-		return out, nil
-	}
-	closeAll(out)
-	if failed > 1 {
-		first = fmt.Errorf("%w (and %d more upstreams)", first, failed-1)
-	}
-	return nil, first
+	return out
 }
 
-// closeAll closes the upstreams (nil ones skipped) at once.
+// dial connects e's upstream within its connectTimeout.
+func (g *gateway) dial(ctx context.Context, e *upstreamEntry) (*upstream.Upstream, error) {
+	cctx, cancel := context.WithTimeout(ctx, e.connectTimeout())
+	defer cancel()
+	o := e.options()
+	o.TracerProvider, o.MeterProvider, o.Logger = g.tp, g.mp, g.logger
+	u, err := upstream.Connect(cctx, o)
+	if err != nil {
+		return nil, e.errorAt(g.file, "", "cannot connect: "+err.Error())
+	}
+	return u, nil
+}
+
+// tryLater tries the pending l again, with backoff, until it connects or
+// is removed; then it takes l's place, its tools served. g.mu is held.
+func (g *gateway) tryLater(l *live) {
+	ctx, cancel := context.WithCancel(g.watches)
+	l.cancel = cancel
+	g.wg.Go(func() {
+		wait := firstRetry
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(jitter(wait)):
+			}
+			u, err := g.dial(ctx, l.e)
+			if err == nil {
+				g.connected(l, u)
+				return
+			}
+			wait = min(2*wait, maxRetry)
+			if ctx.Err() == nil {
+				g.logger.Warn("upstream not connected", "upstream", l.e.Name, "err", err.Error(), "retry_in", wait)
+			}
+		}
+	})
+}
+
+// jitter spreads d by a fifth either way, so that replicas started
+// together do not try together.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()-0.5)*0.4*float64(d))
+}
+
+// connected puts the upstream u, connected late, in the pending l's place
+// and serves its tools; if l was removed or the gateway closed meanwhile,
+// u is closed.
+func (g *gateway) connected(l *live, u *upstream.Upstream) {
+	g.reloading.Lock()
+	defer g.reloading.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := slices.Index(g.ups, l)
+	if g.closed || i < 0 {
+		go u.Close()
+		return
+	}
+	next := slices.Clone(g.ups)
+	c := &live{e: l.e, u: u}
+	next[i] = c
+	ts, err := g.served(next)
+	if err == nil {
+		err = g.srv.SetTools(ts...)
+	}
+	if err != nil {
+		go u.Close()
+		g.logger.Error("upstream connected, but its tools cannot be served; fix the file and reload", "upstream", l.e.Name, "err", err.Error())
+		return
+	}
+	g.ups, g.serving = next, len(ts)
+	g.watch(c)
+	g.logger.Info("upstream connected", c.logAttrs()...)
+}
+
+// closeAll closes the upstreams (pending ones skipped) at once.
 func closeAll(ls []*live) {
 	var wg sync.WaitGroup
 	for _, l := range ls {
-		if l != nil {
+		if l != nil && l.u != nil {
 			wg.Go(func() { _ = l.u.Close() })
 		}
 	}
@@ -142,6 +233,9 @@ func (g *gateway) served(ups []*live) ([]*tools.Tool, error) {
 		by[t.Name()] = g.ownName
 	}
 	for _, l := range ups {
+		if l.u == nil {
+			continue // pending
+		}
 		mine := "upstream " + l.e.Name
 		for _, t := range l.u.Tools() {
 			if other, dup := by[t.Name()]; dup {
@@ -157,17 +251,16 @@ func (g *gateway) served(ups []*live) ([]*tools.Tool, error) {
 // open connects the file's upstreams, at start, and returns the served
 // set. A name served twice is a usageError.
 func (g *gateway) open(ctx context.Context, cfg *upstreamsConfig) ([]*tools.Tool, error) {
-	ups, err := g.connect(ctx, cfg.upstreams)
-	if err != nil {
-		return nil, err
-	}
+	ups := g.connect(ctx, cfg.upstreams)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ups = ups
 	ts, err := g.served(ups)
 	if err != nil {
+		closeAll(ups)
 		return nil, usageError{err: err}
 	}
+	g.serving = len(ts)
 	return ts, nil
 }
 
@@ -177,8 +270,17 @@ func (g *gateway) start(srv *wymcp.Server) {
 	defer g.mu.Unlock()
 	g.srv = srv
 	for _, l := range g.ups {
-		g.watch(l)
+		g.start1(l)
 	}
+}
+
+// start1 starts l's watch, or its tries while pending; g.mu is held.
+func (g *gateway) start1(l *live) {
+	if l.u == nil {
+		g.tryLater(l)
+		return
+	}
+	g.watch(l)
 }
 
 // watch starts l's watch; g.mu is held.
@@ -206,6 +308,7 @@ func (g *gateway) changed(u *upstream.Upstream, name string, n int) {
 			"upstream", name, "err", err.Error())
 		return
 	}
+	g.serving = len(ts)
 	g.logger.Info("tools changed", "upstream", name, "upstream_tools", n, "served", len(ts))
 }
 
@@ -250,11 +353,7 @@ func (g *gateway) reload(ctx context.Context) {
 			kept[e.Name] = old
 		}
 	}
-	connected, err := g.connect(ctx, fresh)
-	if err != nil {
-		keep(err)
-		return
-	}
+	connected := g.connect(ctx, fresh)
 	byEntry := make(map[*upstreamEntry]*live, len(connected))
 	for _, l := range connected {
 		byEntry[l.e] = l
@@ -263,6 +362,9 @@ func (g *gateway) reload(ctx context.Context) {
 	// up a change at once.
 	var wg sync.WaitGroup
 	for _, l := range kept {
+		if l.u == nil {
+			continue // pending: its tries go on
+		}
 		wg.Go(func() {
 			rctx, cancel := context.WithTimeout(ctx, l.e.connectTimeout())
 			defer cancel()
@@ -274,7 +376,9 @@ func (g *gateway) reload(ctx context.Context) {
 	wg.Wait()
 	next := make([]*live, 0, len(cfg.upstreams))
 	for _, e := range cfg.upstreams {
-		if l, ok := kept[e.Name]; ok {
+		if l, ok := kept[e.Name]; ok && l.u == nil {
+			next = append(next, l) // pending: the same, which its tries replace
+		} else if ok {
 			// The same upstream and watch; the new entry, the same but
 			// for its place in the list, which errors name.
 			next = append(next, &live{e: e, u: l.u, cancel: l.cancel})
@@ -309,9 +413,9 @@ func (g *gateway) reload(ctx context.Context) {
 		}
 		g.retire(l)
 	}
-	g.ups = next
+	g.ups, g.serving = next, len(ts)
 	for _, l := range connected {
-		g.watch(l)
+		g.start1(l)
 	}
 	g.mu.Unlock()
 	g.logger.Info("upstreams reloaded", "file", g.file, "upstreams", len(next), "served", len(ts),
@@ -325,6 +429,9 @@ func (g *gateway) retire(l *live) {
 		l.cancel()
 	}
 	grace := l.e.callTimeout() + retireGrace
+	if l.u == nil {
+		return // pending: nothing to close
+	}
 	g.retiring[l] = time.AfterFunc(grace, func() {
 		g.mu.Lock()
 		_, ok := g.retiring[l]
@@ -355,19 +462,57 @@ func (g *gateway) close() {
 	}
 	g.retiring = nil
 	g.mu.Unlock()
+	// Released before the wait: an upstream connecting late takes it, and
+	// finds the gateway closed.
+	g.reloading.Unlock()
 	g.stopWatches()
 	g.wg.Wait()
+	g.reloading.Lock()
 	closeAll(all)
 }
 
-// connected returns the upstreams served.
-func (g *gateway) connected() []*live {
+// upstreams returns the upstreams of the file, pending ones included.
+func (g *gateway) upstreams() []*live {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.ups)
 }
 
+// ready reports whether the gateway serves a tool: a replica is ready
+// when the file was read and a tool of it (or of the tool set) is served,
+// not when every upstream is, so that one upstream down does not take
+// every replica out of its balancer (docs/operations.md).
+func (g *gateway) ready() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.serving > 0
+}
+
 // logAttrs describe l in the start's log.
 func (l *live) logAttrs() []any {
 	return []any{"upstream", l.e.Name, "url", l.e.URL, "version", l.u.Version(), "tools", len(l.u.Tools()), "prefix", l.e.Prefix}
+}
+
+// readiness is next (the server's own readiness: not draining, auth
+// ready), and 503 while the gateway serves no tool at all.
+func (g *gateway) readiness(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.ready() {
+			http.Error(w, "no tool served yet: every upstream is still connecting", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// parsePrefix reads a CIDR, or a single address as its own prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR nor an address", s)
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 }

@@ -193,26 +193,17 @@ func TestGatewayToolsNone(t *testing.T) {
 }
 
 // TestGatewayStartFailures: a name served twice is a bad configuration
-// (exit 2), an upstream that cannot be reached a failed start (exit 1);
-// each is one line naming the upstream.
+// (exit 2), one line naming the upstream.
 func TestGatewayStartFailures(t *testing.T) {
 	t.Parallel()
 	_, a := serveOrigin(t, nil, says("echo", "upstream echo"))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String() + "/mcp"
-	l.Close()
 	dup := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n")
-	down := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n    prefix: a_\n  - name: down\n    url: "+closed+"\n    connectTimeout: 2s\n")
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"-upstreams", dup}, 2, "wymcp: -upstreams " + dup + `:2: upstreams[0].prefix: upstream a would serve a tool as "echo", a name the demo tool set serves already; give one of them a prefix, or exclude the tool` + "\n"},
-		{[]string{"-upstreams", down}, 1, `level=ERROR msg="wymcp: fatal" err="-upstreams ` + down + `:5: upstreams[1]: cannot connect: upstream down: `},
 	} {
 		var stdout, stderr strings.Builder
 		err := run(t.Context(), append([]string{"-addr", "127.0.0.1:0"}, tc.args...), &stdout, &stderr)
@@ -224,6 +215,87 @@ func TestGatewayStartFailures(t *testing.T) {
 			t.Errorf("%q: stderr %q, stdout %q; want one line with %q", tc.args, got, stdout.String(), tc.want)
 		}
 	}
+}
+
+// TestGatewayUpstreamDownAtStart: an upstream that cannot be reached at
+// start costs only its own tools: the gateway serves the others at once
+// and is ready, logs the one down, and serves its tools once it answers.
+// With nothing else to serve, /readyz is 503 until it does.
+func TestGatewayUpstreamDownAtStart(t *testing.T) {
+	t.Parallel()
+	_, a := serveOrigin(t, nil, says("echo", "upstream echo"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // down, for now
+	file := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n    prefix: a_\n  - name: late\n    url: http://"+addr+"/mcp\n    prefix: late_\n    connectTimeout: 2s\n")
+	var logs syncBuffer
+	s := startTo(t, &logs, "-tools", "none", "-upstreams", file)
+	if got := toolNames(t, s.ep); !slices.Equal(got, []string{"a_echo"}) {
+		t.Fatalf("tools %q at start, want [a_echo]", got)
+	}
+	if text, _ := callText(t, s.ep, "a_echo", `{}`); text != `"upstream echo"` {
+		t.Errorf("a_echo: %q", text)
+	}
+	if code := readyz(t, s); code != 200 {
+		t.Errorf("/readyz %d with one upstream of two served, want 200", code)
+	}
+	if !strings.Contains(logs.String(), `msg="upstream not connected; the others are served, and it is tried again in the background" upstream=late`) {
+		t.Errorf("the upstream down was not logged:\n%s", logs.String())
+	}
+	// It comes up: its tools are served within its backoff.
+	late, err := wymcp.New(originInfo, nil, says("hello", "late hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	hs := &http.Server{Handler: late}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Equal(toolNames(t, s.ep), []string{"a_echo", "late_hello"}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the late upstream's tools were never served; tools %q\n%s", toolNames(t, s.ep), logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if text, _ := callText(t, s.ep, "late_hello", `{}`); text != `"late hello"` {
+		t.Errorf("late_hello: %q", text)
+	}
+
+	t.Run("nothing else to serve", func(t *testing.T) {
+		t.Parallel()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := l.Addr().String()
+		l.Close()
+		file := upstreamsFile(t, "", "upstreams:\n  - name: down\n    url: http://"+closed+"/mcp\n    connectTimeout: 2s\n")
+		s := start(t, "-tools", "none", "-upstreams", file)
+		if code := readyz(t, s); code != 503 {
+			t.Errorf("/readyz %d with no tool served, want 503", code)
+		}
+		if got := toolNames(t, s.ep); len(got) != 0 {
+			t.Errorf("tools %q, want none", got)
+		}
+	})
+}
+
+// readyz returns the status of GET /readyz.
+func readyz(t *testing.T, s *server) int {
+	t.Helper()
+	resp, err := s.ep.HTTP.Get(strings.TrimSuffix(s.url, "/mcp") + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // versioned is a tool set whose "version" tool answers v, with v-1 more

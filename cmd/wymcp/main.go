@@ -217,6 +217,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.opts.AllowedHosts = append(c.opts.AllowedHosts, s)
 		return nil
 	})
+	fs.Func("trusted-proxies", "comma-separated `CIDRs` of proxies (nginx, a load balancer) whose X-Forwarded-For is believed: a caller without auth is told apart by the address they forward for (an upstream's fair shares and circuit breaker); repeatable", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			p, err := parsePrefix(strings.TrimSpace(f))
+			if err != nil {
+				return err
+			}
+			c.opts.TrustedProxies = append(c.opts.TrustedProxies, p)
+		}
+		return nil
+	})
 	fs.IntVar(&c.opts.MaxInFlight, "max-in-flight", 0, "`requests` answered at once before 503 + Retry-After (0: 4096, negative: unbounded)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 0, "largest request body in `bytes` (0: 4 MiB)")
 	fs.Int64Var(&c.opts.AnswerBudget, "answer-budget", 0, "`bytes` of tools/call answers held at once for clients still to read them; a call that finds it spent is refused 503 + Retry-After before its tool runs (0: 64 MiB, negative: unbounded)")
@@ -436,7 +446,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mux := http.NewServeMux()
 	mux.Handle(c.path, srv)
 	mux.HandleFunc("GET "+healthzPath, healthz)
-	mux.Handle("GET "+readyzPath, srv.ReadinessHandler())
+	ready := srv.ReadinessHandler()
+	if gw != nil {
+		ready = gw.readiness(ready)
+	}
+	mux.Handle("GET "+readyzPath, ready)
 	if prm != nil {
 		// RFC 9728 Protected Resource Metadata, where MCP clients look for
 		// it: the path-inserted well-known URI, then the root one.
@@ -477,10 +491,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	upstreams := 0
 	if gw != nil {
-		ups := gw.connected()
-		upstreams = len(ups)
-		for _, l := range ups {
-			logger.Info("upstream connected", l.logAttrs()...)
+		for _, l := range gw.upstreams() {
+			if l.u != nil {
+				upstreams++
+				logger.Info("upstream connected", l.logAttrs()...)
+			}
 		}
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "name", c.serverName(), "version", c.version, "tools", c.toolSet, "upstreams", upstreams, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))

@@ -72,9 +72,11 @@ type upstreamEntry struct {
 	ConnectTimeout           time.Duration
 	MaxConns, MaxInFlight    int
 	MaxResponseBytes         int64
-	BreakerFailures          int
-	BreakerCooldown          time.Duration
+	BreakerMinCalls          int
+	BreakerProbeInterval     time.Duration
 	BreakerDisabled          bool
+	RetryIdempotent          bool
+	IdleTimeout              time.Duration
 	Refresh                  time.Duration
 	// AllowCleartextCredentials lets the credentials go over plain http
 	// to a host that is not loopback (upstream.Options).
@@ -243,7 +245,7 @@ func parseUpstreams(file string, data []byte, authOn bool) (cfg *upstreamsConfig
 // them.
 var entryKeys = []string{
 	"name", "url", "prefix", "include", "exclude", "scopes", "toolScopes", "versions", "credentials",
-	"callTimeout", "connectTimeout", "maxConns", "maxInFlight", "maxResponseBytes", "breaker", "refresh",
+	"callTimeout", "connectTimeout", "maxConns", "maxInFlight", "maxResponseBytes", "breaker", "retries", "idleTimeout", "refresh",
 	"allowCleartextCredentials",
 }
 
@@ -299,6 +301,17 @@ func (d *decoder) entry(n ast.Node, p string, index int, authOn bool) (*upstream
 			err = d.breaker(v, kp, e)
 		case "allowCleartextCredentials":
 			e.AllowCleartextCredentials, err = d.boolean(v, kp)
+		case "retries":
+			err = d.mapping(v, kp, func(key string, rv ast.Node, rp string) error {
+				if key != "idempotent" {
+					return d.unknownKey(rv, rp, key, []string{"idempotent"})
+				}
+				var err error
+				e.RetryIdempotent, err = d.boolean(rv, rp)
+				return err
+			})
+		case "idleTimeout":
+			e.IdleTimeout, err = d.positiveDuration(v, kp)
 		case "refresh":
 			e.Refresh, err = d.duration(v, kp)
 			if err == nil && (e.Refresh < 0 || (e.Refresh > 0 && e.Refresh < minRefresh)) {
@@ -494,17 +507,17 @@ func (d *decoder) breaker(n ast.Node, p string, e *upstreamEntry) error {
 	return d.mapping(n, p, func(key string, v ast.Node, kp string) error {
 		var err error
 		switch key {
-		case "failures":
-			e.BreakerFailures, err = d.positiveInt(v, kp)
-		case "cooldown":
-			e.BreakerCooldown, err = d.positiveDuration(v, kp)
+		case "minCalls":
+			e.BreakerMinCalls, err = d.positiveInt(v, kp)
+		case "probeInterval":
+			e.BreakerProbeInterval, err = d.positiveDuration(v, kp)
 		case "disabled":
 			e.BreakerDisabled, err = d.boolean(v, kp)
 		default:
-			return d.unknownKey(v, kp, key, []string{"failures", "cooldown", "disabled"})
+			return d.unknownKey(v, kp, key, []string{"minCalls", "probeInterval", "disabled"})
 		}
-		if err == nil && e.BreakerDisabled && (e.BreakerFailures != 0 || e.BreakerCooldown != 0) {
-			err = d.at(v, kp, "the breaker is disabled; give failures and cooldown, or disabled: true, not both")
+		if err == nil && e.BreakerDisabled && (e.BreakerMinCalls != 0 || e.BreakerProbeInterval != 0) {
+			err = d.at(v, kp, "the breaker is disabled; give minCalls and probeInterval, or disabled: true, not both")
 		}
 		return err
 	})
@@ -624,9 +637,9 @@ func (e *upstreamEntry) fingerprint() string {
 
 // options are the upstream.Options of the entry.
 func (e *upstreamEntry) options() upstream.Options {
-	failures := e.BreakerFailures
+	minCalls := e.BreakerMinCalls
 	if e.BreakerDisabled {
-		failures = -1
+		minCalls = -1
 	}
 	return upstream.Options{
 		Name: e.Name, URL: e.URL, Prefix: e.Prefix,
@@ -640,8 +653,10 @@ func (e *upstreamEntry) options() upstream.Options {
 		MaxConns:                  e.MaxConns,
 		MaxInFlight:               e.MaxInFlight,
 		MaxResponseBytes:          e.MaxResponseBytes,
-		BreakerFailures:           failures,
-		BreakerCooldown:           e.BreakerCooldown,
+		BreakerMinCalls:           minCalls,
+		BreakerProbeInterval:      e.BreakerProbeInterval,
+		RetryIdempotent:           e.RetryIdempotent,
+		IdleTimeout:               e.IdleTimeout,
 	}
 }
 

@@ -37,7 +37,7 @@ func TestUpstreamsExample(t *testing.T) {
 		}},
 		CallTimeout: 60 * time.Second, ConnectTimeout: 10 * time.Second,
 		MaxConns: 64, MaxInFlight: 256, MaxResponseBytes: 4194304,
-		BreakerFailures: 5, BreakerCooldown: 5 * time.Second,
+		BreakerMinCalls: 5, BreakerProbeInterval: 5 * time.Second, IdleTimeout: 4 * time.Second,
 	}
 	if got := exported(ev); !reflect.DeepEqual(got, want) {
 		t.Errorf("upstreams[0]:\n got %+v\nwant %+v", got, want)
@@ -58,8 +58,8 @@ func exported(e *upstreamEntry) upstreamEntry {
 		Name: e.Name, URL: e.URL, Prefix: e.Prefix, Include: e.Include, Exclude: e.Exclude,
 		Scopes: e.Scopes, ToolScopes: e.ToolScopes, Versions: e.Versions, Credentials: e.Credentials,
 		CallTimeout: e.CallTimeout, ConnectTimeout: e.ConnectTimeout, MaxConns: e.MaxConns,
-		MaxInFlight: e.MaxInFlight, MaxResponseBytes: e.MaxResponseBytes, BreakerFailures: e.BreakerFailures,
-		BreakerCooldown: e.BreakerCooldown, BreakerDisabled: e.BreakerDisabled, Refresh: e.Refresh,
+		MaxInFlight: e.MaxInFlight, MaxResponseBytes: e.MaxResponseBytes, BreakerMinCalls: e.BreakerMinCalls,
+		BreakerProbeInterval: e.BreakerProbeInterval, RetryIdempotent: e.RetryIdempotent, IdleTimeout: e.IdleTimeout, BreakerDisabled: e.BreakerDisabled, Refresh: e.Refresh,
 		AllowCleartextCredentials: e.AllowCleartextCredentials,
 	}
 }
@@ -157,7 +157,7 @@ upstreams:
 		}
 	}
 	a := y.upstreams[0]
-	if a.CallTimeout != 2*time.Second || a.MaxInFlight != 8 || !a.BreakerDisabled || a.Refresh != time.Minute || a.options().BreakerFailures != -1 {
+	if a.CallTimeout != 2*time.Second || a.MaxInFlight != 8 || !a.BreakerDisabled || a.Refresh != time.Minute || a.options().BreakerMinCalls != -1 {
 		t.Errorf("upstreams[0]: %+v", exported(a))
 	}
 }
@@ -181,7 +181,7 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{"upstreams:\n  - {name: a, url: http://h/}\n  - name: b\n    url: ftp://x\n", `-upstreams u.yaml:4: upstreams[1].url: "ftp://x" is not an http or https URL`},
 		{"upstreams:\n  - name: a\n    url: http://u:secret@h/\n", `-upstreams u.yaml:3: upstreams[0].url: holds a user name or password; give the upstream's credentials under credentials`},
 		{head + "    prefix: 'a:'\n", `-upstreams u.yaml:4: upstreams[0].prefix: "a:" may hold only letters, digits, '_', '.' and '-' (the characters of a tool name)`},
-		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are name, url, prefix, include, exclude, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, refresh, allowCleartextCredentials`},
+		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are name, url, prefix, include, exclude, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, retries, idleTimeout, refresh, allowCleartextCredentials`},
 		{head + "    calltimeout: 1s\n", `-upstreams u.yaml:4: upstreams[0].calltimeout: unknown key; did you mean callTimeout?`},
 		{head + "    callTimeout: 60\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: "60" is not a duration: write a number and a unit, such as 30s or 1m30s`},
 		{head + "    connectTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].connectTimeout: -1s must be positive`},
@@ -206,7 +206,9 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{head + "    credentials:\n      tokenExchange: {tokenURL: http://t/, clientID: c, clientSecretFile: f}\n",
 			`-upstreams u.yaml:5: upstreams[0].credentials.tokenExchange: needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none`},
 		{head + "    refresh: 10ms\n", `-upstreams u.yaml:4: upstreams[0].refresh: 10ms is below 1s (0: the upstream's ttlMs)`},
-		{head + "    breaker: {disabled: true, failures: 2}\n", `-upstreams u.yaml:4: upstreams[0].breaker.failures: the breaker is disabled; give failures and cooldown, or disabled: true, not both`},
+		{head + "    breaker: {disabled: true, minCalls: 2}\n", `-upstreams u.yaml:4: upstreams[0].breaker.minCalls: the breaker is disabled; give minCalls and probeInterval, or disabled: true, not both`},
+		{head + "    retries: {always: true}\n", `-upstreams u.yaml:4: upstreams[0].retries.always: unknown key; the keys here are idempotent`},
+		{head + "    idleTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].idleTimeout: -1s must be positive`},
 		{head + "    breaker: {disabled: yes}\n", `-upstreams u.yaml:4: upstreams[0].breaker.disabled: want true or false, got a string "yes"`},
 		{head + "   bad: x\n", `-upstreams u.yaml:4: not valid YAML: value is not allowed in this context`},
 		{"upstreams:\n  - name: a\n    name: b\n", `-upstreams u.yaml:3: not valid YAML: mapping key "name" already defined at [2:5]`},

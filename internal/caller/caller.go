@@ -14,3 +14,19 @@ func Subject(ctx context.Context) string {
 	}
 	return ""
 }
+
+type addressKey struct{}
+
+// WithAddress returns ctx carrying the address of the client that made
+// the request (its IP address; behind a trusted proxy, the one the proxy
+// forwarded for), to tell apart callers without auth.
+func WithAddress(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, addressKey{}, addr)
+}
+
+// Address returns the client's address WithAddress stored, "" when none
+// was.
+func Address(ctx context.Context) string {
+	a, _ := ctx.Value(addressKey{}).(string)
+	return a
+}

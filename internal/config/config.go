@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -47,6 +48,8 @@ type Server struct {
 	// AnswerBudget bounds the bytes of the tools/call answers held for
 	// their clients at once (docs/design.md §3, stage 7); 0 means no bound.
 	AnswerBudget int64
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
 	// DrainDelay is the lame duck's length: how long a drain keeps
 	// admitting requests, answering each with Connection: close, before
 	// Shutdown stops admitting (>= 0; 0 means no lame duck).

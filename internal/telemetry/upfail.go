@@ -31,8 +31,14 @@ type UpstreamFailures struct {
 	Interval time.Duration
 
 	// limits holds a *Limiter per error.type: a closed set (the §10a
-	// failure types, an HTTP status, timeout).
+	// failure types, an HTTP status, timeout), and one per error.type of
+	// the retries.
 	limits sync.Map
+
+	// mp makes, on first use, the counters of the rarer events.
+	mp               metric.MeterProvider
+	once             sync.Once
+	retries, changes metric.Int64Counter
 }
 
 // NewUpstreamFailures returns the failure recorder of the upstream name,
@@ -42,7 +48,7 @@ func NewUpstreamFailures(mp metric.MeterProvider, logger *slog.Logger, name stri
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	f := &UpstreamFailures{name: name, logger: logger}
+	f := &UpstreamFailures{name: name, logger: logger, mp: mp}
 	f.counter, _ = mp.Meter(ScopeName).Int64Counter("wymcp.upstream.failures",
 		metric.WithUnit("{failure}"),
 		metric.WithDescription("Forwarded calls the gateway could not answer with the upstream's answer, by upstream and error.type."))
@@ -109,4 +115,53 @@ func (f *UpstreamFailures) limiter(errorType string) *Limiter {
 	}
 	actual, _ := f.limits.LoadOrStore(errorType, l)
 	return actual.(*Limiter)
+}
+
+// Retried counts a call made once more after it failed with errorType
+// (wymcp.upstream.retries) and logs it, throttled with the failures of
+// that class' own limiter's interval under a key of its own.
+func (f *UpstreamFailures) Retried(ctx context.Context, tool, errorType string) {
+	ctx = context.WithoutCancel(ctx)
+	f.once.Do(f.makeMore)
+	f.retries.Add(ctx, 1, metric.WithAttributes(
+		attribute.String(keyUpstream, f.name),
+		attribute.String(keyErrorType, errorType)))
+	if f.logger == nil {
+		return
+	}
+	if ok, suppressed := f.limiter("retry " + errorType).Allow(time.Now()); ok {
+		f.logger.LogAttrs(ctx, slog.LevelInfo, "upstream call retried",
+			slog.String("upstream", f.name), slog.String("tool", truncate(tool)),
+			slog.String(keyErrorType, errorType), slog.Int64("suppressed", suppressed))
+	}
+}
+
+// CircuitChanged counts a change of the upstream's circuit breaker
+// (wymcp.upstream.circuit.changes, by its new state) and logs it: a
+// breaker changes state at most once a probe interval, so every change is
+// logged.
+func (f *UpstreamFailures) CircuitChanged(open bool, why string) {
+	f.once.Do(f.makeMore)
+	state, level, msg := "closed", slog.LevelInfo, "upstream circuit closed"
+	if open {
+		state, level, msg = "open", slog.LevelWarn, "upstream circuit opened: its calls are answered at once until a probe succeeds"
+	}
+	ctx := context.Background()
+	f.changes.Add(ctx, 1, metric.WithAttributes(
+		attribute.String(keyUpstream, f.name),
+		attribute.String("wymcp.upstream.circuit.state", state)))
+	if f.logger != nil {
+		f.logger.LogAttrs(ctx, level, msg, slog.String("upstream", f.name), slog.String("why", why))
+	}
+}
+
+// makeMore makes the counters of retries and circuit changes.
+func (f *UpstreamFailures) makeMore() {
+	m := f.mp.Meter(ScopeName)
+	f.retries, _ = m.Int64Counter("wymcp.upstream.retries",
+		metric.WithUnit("{retry}"),
+		metric.WithDescription("Forwarded calls made once more after a failure, by upstream and the error.type of the failure."))
+	f.changes, _ = m.Int64Counter("wymcp.upstream.circuit.changes",
+		metric.WithUnit("{change}"),
+		metric.WithDescription("Changes of an upstream's circuit breaker, by upstream and the state it changed to."))
 }

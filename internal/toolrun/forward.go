@@ -99,6 +99,11 @@ func NewForward(def wire.Tool, deadline time.Duration, scopes []string, fwd Forw
 	return t, nil
 }
 
+// Forwards reports whether t is an upstream's tool: its calls go to
+// another server, which shares what it can among the callers it tells
+// apart.
+func (t *Tool) Forwards() bool { return t.forward != nil }
+
 // callForward is Call for a forwarded tool.
 func (t *Tool) callForward(ctx context.Context, args wire.RawJSON) Outcome {
 	f := Forwarding{Arguments: args}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/wymcp/wymcp/internal/actors"
+	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/toolrun"
@@ -39,6 +41,7 @@ type Handler struct {
 	bodyHeld    atomic.Int64
 	maxInFlight int64
 	writeTime   time.Duration
+	trusted     []netip.Prefix
 	origins     map[string]bool
 	hosts       map[string]bool
 	auth        *authStage // nil: auth off
@@ -72,6 +75,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		answers:     newAnswerBudget(cfg.AnswerBudget),
 		maxInFlight: cfg.MaxInFlight,
 		writeTime:   cfg.WriteTimeout,
+		trusted:     cfg.TrustedProxies,
 		origins:     map[string]bool{},
 		hosts:       map[string]bool{},
 		drained:     make(chan struct{}),
@@ -194,6 +198,12 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 			h.writeRejection(w, r, op, id, rej)
 			return
 		}
+	}
+	// A caller without auth is told apart by its address, which an
+	// upstream's tools need (docs/design.md §10b); other tools pay
+	// nothing for it.
+	if h.auth == nil && ref.tool != nil && ref.tool.Forwards() {
+		ctx = caller.WithAddress(ctx, clientAddress(r, h.trusted))
 	}
 	// Stage 4: a notification never reaches a method (JSON-RPC forbids
 	// answering it with an error; none means anything over HTTP here).
