@@ -9,7 +9,7 @@ import (
 )
 
 // TestSkipsVisibly runs the packages that need a real component (this
-// one, e2e/collector, interop/oauth/check, interop/gateway) as `go test` does without their
+// one, e2e/collector, e2e/fleet, interop/oauth/check, interop/gateway) as `go test` does without their
 // variables: each must say what it skipped and which variable runs it
 // (shown with -v), and its summary line must read "[no tests to run]", not
 // a bare "ok" that passes for a run. It runs where the variables are set
@@ -28,6 +28,7 @@ func TestSkipsVisibly(t *testing.T) {
 	pkgs := []struct{ dir, skip string }{
 		{"./e2e/nginx", "e2e/nginx: skipped: set WYMCP_E2E_NGINX=1 to run against a real nginx (.ci/install-nginx.sh installs it)"},
 		{"./e2e/collector", "e2e/collector: skipped: set WYMCP_E2E_COLLECTOR=1 to run against a real OpenTelemetry Collector (the first run builds it, which takes minutes)"},
+		{"./e2e/fleet", "e2e/fleet: skipped: set WYMCP_E2E_FLEET=1 to run the gateway fleet test (nginx from .ci/install-nginx.sh, server-everything from interop/gateway's npm ci)"},
 		{"./interop/oauth/check", "interop/oauth/check: skipped: set WYMCP_E2E_OAUTH=1 to run against a real authorization server (interop/oauth/start.sh)"},
 		{"./interop/gateway", "interop/gateway: skipped: set WYMCP_E2E_GATEWAY=1 to run against real upstream MCP servers (interop/gateway/run.sh installs them)"},
 	}
