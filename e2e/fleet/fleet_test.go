@@ -311,6 +311,7 @@ func TestFleet(t *testing.T) {
 	// the calls nginx sends it meanwhile are in flight at the kill, as they
 	// would be with tools that take time.
 	var killSent, killReaped time.Duration
+	victimAddr := f.demo[0].addr
 	if faultErr == nil {
 		time.Sleep(time.Second)
 		victim := f.demo[0]
@@ -382,6 +383,9 @@ func TestFleet(t *testing.T) {
 	f.front.stop(t, s)
 	f.upstream.stop(t, s)
 	outs := l.snapshot()
+	// The calls the upstream nginx had sent to the killed replica and lost
+	// (it never resends a POST): the real losses of the SIGKILL.
+	lost := f.upstream.status5xx()["502 from "+victimAddr]
 
 	// The tables.
 	var report strings.Builder
@@ -436,8 +440,8 @@ func TestFleet(t *testing.T) {
 	kill := tallies["SIGKILL of an upstream replica"]
 	inFlightDemo := inFlight(outs, "demo", killSent, killReaped)
 	inFlightDN := inFlight(outs, "demo-noretry", killSent, killReaped)
-	fmt.Printf("e2e-fleet: SIGKILL of an upstream replica: failed demo (retries %v) %d, demo-noretry %d; calls outstanding at the kill (sent before the replica was reaped, answered after the signal): demo %d, demo-noretry %d\n",
-		s.newKeys, kill.failedOf("demo"), kill.failedOf("demo-noretry"), inFlightDemo, inFlightDN)
+	fmt.Printf("e2e-fleet: SIGKILL of an upstream replica (stopped %v first): failed demo (retries %v) %d, demo-noretry %d; calls outstanding at the kill (sent before the replica was reaped, answered after the signal): demo %d, demo-noretry %d; lost at the replica (upstream nginx's 502s): %d\n",
+		s.stall, s.newKeys, kill.failedOf("demo"), kill.failedOf("demo-noretry"), inFlightDemo, inFlightDN, lost)
 	if s.newKeys {
 		if n := kill.failedOf("demo"); n > 0 {
 			t.Errorf("SIGKILL of an upstream replica: %d calls of the upstream with retries failed, want 0", n)

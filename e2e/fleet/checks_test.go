@@ -1,0 +1,121 @@
+package fleet
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChecksCatchWrongAnswers: the load's check of one answer, against a
+// stand-in that answers each call in one wrong way: every way is counted as
+// its kind of failure, and only the right answer passes. A check that let a
+// crossed answer through would make the fleet test's "0 crossed" hollow.
+func TestChecksCatchWrongAnswers(t *testing.T) {
+	var mode string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Arguments map[string]string `json:"arguments"`
+			} `json:"params"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		text := req.Params.Arguments["text"]
+		id := string(req.ID)
+		result := func(id, text, extra string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text + `"}]` + extra + `}}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch mode {
+		case "right 2026":
+			io.WriteString(w, result(id, text, `,"resultType":"complete"`))
+		case "right 2025":
+			io.WriteString(w, result(id, text, ``))
+		case "right, streamed":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+			io.WriteString(w, "event: message\ndata: "+result(id, text, `,"resultType":"complete"`)+"\n\n")
+		case "another id":
+			io.WriteString(w, result("99999999", text, `,"resultType":"complete"`))
+		case "another text":
+			io.WriteString(w, result(id, text+"x", `,"resultType":"complete"`))
+		case "2026 shape to a 2025 client":
+			io.WriteString(w, result(id, text, `,"resultType":"complete"`))
+		case "tool error":
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":"Upstream demo is unavailable; the gateway will try it again in 4.2s."}],"isError":true,"resultType":"complete"}}`)
+		case "JSON-RPC error":
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32602,"message":"no"}}`)
+		case "HTTP 502":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head></html>")
+		}
+	}))
+	defer srv.Close()
+
+	l := newLoad(srv.URL, 1)
+	l.begin = time.Now()
+	for _, c := range []struct {
+		mode   string
+		legacy bool
+		want   string
+	}{
+		{"right 2026", false, ""},
+		{"right 2025", true, ""},
+		{"right, streamed", false, ""},
+		{"another id", false, "crossed (another call's id)"},
+		{"another text", false, "crossed (another call's text)"},
+		{"2026 shape to a 2025 client", true, "wrong era shape"},
+		{"right 2025", false, "wrong era shape"},
+		{"tool error", false, "tool error: Upstream demo is unavailable; the gateway will try it again in Ns."},
+		{"JSON-RPC error", false, "JSON-RPC error -32602"},
+		{"HTTP 502", false, "HTTP 502"},
+	} {
+		mode = c.mode
+		o, detail := l.call(0, c.legacy)
+		if o.kind != c.want {
+			t.Errorf("%s (2025 client %v): kind %q (%s), want %q", c.mode, c.legacy, o.kind, detail, c.want)
+		}
+		if o.crossed() != strings.HasPrefix(c.want, "crossed") {
+			t.Errorf("%s: crossed() %v", c.mode, o.crossed())
+		}
+		if o.end < o.start {
+			t.Errorf("%s: answered at %v, before it was sent at %v", c.mode, o.end, o.start)
+		}
+	}
+}
+
+// TestTallyByPhase: a call counts in the phase it was sent in, and the
+// percentiles are nearest-rank.
+func TestTallyByPhase(t *testing.T) {
+	msec := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	outs := []outcome{
+		{target: 0, start: msec(0), end: msec(10)},
+		{target: 1, start: msec(5), end: msec(1200), kind: "HTTP 502"}, // sent in the first phase, answered in the second
+		{target: 2, start: msec(1000), end: msec(1003), kind: "crossed (another call's text)"},
+		{target: -1, legacy: true, start: msec(1001), end: msec(1002)},
+	}
+	first := tallyOf(outs, phase{name: "a", start: 0, end: msec(1000)})
+	if first.calls != 2 || first.failed != 1 || first.crossed != 0 || first.failedOf("demo-noretry") != 1 || first.failedOf("demo") != 0 {
+		t.Errorf("first phase: %+v", first)
+	}
+	second := tallyOf(outs, phase{name: "b", start: msec(1000), end: msec(2000)})
+	if second.calls != 2 || second.legacy != 1 || second.failed != 1 || second.crossed != 1 || second.failedOf("everything") != 1 {
+		t.Errorf("second phase: %+v", second)
+	}
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, msec(101-i))
+	}
+	if p50, p99 := percentiles(d); p50 != msec(50) || p99 != msec(99) {
+		t.Errorf("percentiles of 1..100 ms: p50 %v, p99 %v", p50, p99)
+	}
+}
