@@ -88,7 +88,7 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.params = paramHeaders(r.headers, f.Arguments)
 	}
 	m, err := c.call(ctx, req)
-	if r.idempotent && c.retryAgain(ctx, r.name, err) {
+	if err != nil && r.idempotent && c.retryAgain(ctx, r.name, err) {
 		// The tool may be run twice: the operator allowed it for tools
 		// whose annotations say so, and the budget has room.
 		m, err = c.call(ctx, req)
@@ -109,12 +109,12 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	return out
 }
 
-// retryAgain reports whether a call that failed with err, which may have
-// reached the upstream, is made again, and if so takes the retry from
-// the budget (the caller gives it back).
+// retryAgain reports whether a call that failed with err (not nil), which
+// may have reached the upstream, is made again, and if so takes the retry
+// from the budget.
 func (c *client) retryAgain(ctx context.Context, tool string, err error) bool {
 	var f *failure
-	if err == nil || ctx.Err() != nil || !errors.As(err, &f) || !f.retryable() || !c.retry.take() {
+	if ctx.Err() != nil || !errors.As(err, &f) || !f.retryable() || !c.retry.take() {
 		return false
 	}
 	c.fails.Retried(ctx, tool, f.errorType())

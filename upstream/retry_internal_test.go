@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -59,5 +60,45 @@ func TestRetriesBudget(t *testing.T) {
 	off := newRetries(false, 40)
 	if off.take() {
 		t.Fatal("a disabled budget gave a retry")
+	}
+}
+
+// recordingTransport answers every request with a fixed answer, keeping
+// the requests.
+type recordingTransport struct{ reqs []*http.Request }
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.reqs = append(rt.reqs, r)
+	return &http.Response{StatusCode: 202, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+}
+
+// A request's body can be had again (GetBody): net/http then sends it
+// anew on a fresh connection when the reused one it was given turns out
+// closed before the request was written, which it does for no other POST.
+func TestSendBodyReplayable(t *testing.T) {
+	rt := &recordingTransport{}
+	c, err := newClient(Options{Name: "u", URL: "http://127.0.0.1:1/mcp", HTTPClient: &http.Client{Transport: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	resp, err := c.send(t.Context(), body, http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	r := rt.reqs[0]
+	if r.GetBody == nil {
+		t.Fatal("no GetBody: net/http cannot send the request again")
+	}
+	for range 2 {
+		rc, err := r.GetBody()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(rc)
+		if string(got) != string(body) {
+			t.Fatalf("GetBody gave %q", got)
+		}
 	}
 }

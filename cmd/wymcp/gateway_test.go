@@ -536,3 +536,24 @@ func TestGatewaySIGHUP(t *testing.T) {
 		t.Fatal("still running 10 s after SIGTERM")
 	}
 }
+
+// TestTrustedProxiesFlag: -trusted-proxies takes CIDRs and addresses,
+// comma-separated and repeated; anything else is a usage error naming it.
+func TestTrustedProxiesFlag(t *testing.T) {
+	t.Parallel()
+	c, err := parseFlags([]string{"-trusted-proxies", "127.0.0.1/32, 10.0.0.0/8", "-trusted-proxies", "::1,192.168.1.7/24"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.opts.TrustedProxies {
+		got = append(got, p.String())
+	}
+	if want := []string{"127.0.0.1/32", "10.0.0.0/8", "::1/128", "192.168.1.0/24"}; !slices.Equal(got, want) {
+		t.Errorf("TrustedProxies %q, want %q", got, want)
+	}
+	var stderr strings.Builder
+	if _, err := parseFlags([]string{"-trusted-proxies", "nginx"}, &stderr); err == nil || !strings.Contains(stderr.String(), `"nginx" is neither a CIDR nor an address`) {
+		t.Errorf("a bad value: %v, %q", err, stderr.String())
+	}
+}

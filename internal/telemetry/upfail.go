@@ -77,7 +77,7 @@ func (f *UpstreamFailures) Record(ctx context.Context, fl UpstreamFailure) {
 	if f.logger == nil {
 		return
 	}
-	ok, suppressed := f.limiter(fl.ErrorType).Allow(time.Now())
+	ok, suppressed := f.limiter(failedMsg, fl.ErrorType).Allow(time.Now())
 	if !ok {
 		return
 	}
@@ -95,31 +95,42 @@ func (f *UpstreamFailures) Record(ctx context.Context, fl UpstreamFailure) {
 	if suppressed > 0 {
 		attrs = append(attrs, slog.Int64("suppressed", suppressed))
 	}
-	f.logger.LogAttrs(ctx, slog.LevelWarn, "upstream call failed", attrs...)
+	f.logger.LogAttrs(ctx, slog.LevelWarn, failedMsg, attrs...)
 }
 
-// limiter returns the Limiter of the class errorType, made on its first
-// failure.
-func (f *UpstreamFailures) limiter(errorType string) *Limiter {
-	if l, ok := f.limits.Load(errorType); ok {
+// The messages of the records: one format each.
+const (
+	failedMsg  = "upstream call failed"
+	retriedMsg = "upstream call retried"
+)
+
+// limiter returns the Limiter of the records msg of the class errorType,
+// made on its first record.
+func (f *UpstreamFailures) limiter(msg, errorType string) *Limiter {
+	key := [2]string{msg, errorType}
+	if l, ok := f.limits.Load(key); ok {
 		return l.(*Limiter)
+	}
+	level := slog.LevelWarn
+	if msg == retriedMsg {
+		level = slog.LevelInfo
 	}
 	l := &Limiter{Interval: f.Interval}
 	l.Report = func(n int64) {
 		// The same record, without a call's fields: how many of the class
 		// were held back and never reported by a later record.
-		f.logger.LogAttrs(context.Background(), slog.LevelWarn, "upstream call failed",
+		f.logger.LogAttrs(context.Background(), level, msg,
 			slog.String("upstream", f.name),
 			slog.String(keyErrorType, errorType),
 			slog.Int64("suppressed", n))
 	}
-	actual, _ := f.limits.LoadOrStore(errorType, l)
+	actual, _ := f.limits.LoadOrStore(key, l)
 	return actual.(*Limiter)
 }
 
 // Retried counts a call made once more after it failed with errorType
-// (wymcp.upstream.retries) and logs it, throttled with the failures of
-// that class' own limiter's interval under a key of its own.
+// (wymcp.upstream.retries) and logs it, throttled per error.type as the
+// failures are.
 func (f *UpstreamFailures) Retried(ctx context.Context, tool, errorType string) {
 	ctx = context.WithoutCancel(ctx)
 	f.once.Do(f.makeMore)
@@ -129,10 +140,12 @@ func (f *UpstreamFailures) Retried(ctx context.Context, tool, errorType string) 
 	if f.logger == nil {
 		return
 	}
-	if ok, suppressed := f.limiter("retry " + errorType).Allow(time.Now()); ok {
-		f.logger.LogAttrs(ctx, slog.LevelInfo, "upstream call retried",
-			slog.String("upstream", f.name), slog.String("tool", truncate(tool)),
-			slog.String(keyErrorType, errorType), slog.Int64("suppressed", suppressed))
+	if ok, suppressed := f.limiter(retriedMsg, errorType).Allow(time.Now()); ok {
+		attrs := []slog.Attr{slog.String("upstream", f.name), slog.String("tool", truncate(tool)), slog.String(keyErrorType, errorType)}
+		if suppressed > 0 {
+			attrs = append(attrs, slog.Int64("suppressed", suppressed))
+		}
+		f.logger.LogAttrs(ctx, slog.LevelInfo, retriedMsg, attrs...)
 	}
 }
 
