@@ -30,7 +30,8 @@ type Server struct {
 	Instructions string
 	// Versions are the protocol revisions served (never nil).
 	Versions *wire.Versions
-	// Tools is the tool set, fixed for the server's life.
+	// Tools is the tool set the server was built with (SetTools replaces
+	// the transport's, not this).
 	Tools *toolrun.Set
 	// PageSize is the number of tools per tools/list page (> 0).
 	PageSize int
