@@ -96,9 +96,17 @@ func testTools(t testing.TB, probe *testProbe) []*tools.Tool {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}, tools.WithDeadline(50*time.Millisecond)))
-	stubborn := tools.Must(tools.New("stubborn", "Ignores its 50 ms deadline and sleeps 3 s.",
+	stubborn := tools.Must(tools.New("stubborn", "Ignores its 50 ms deadline: returns when the test lets it (a minute at most).",
 		func(context.Context, struct{}) (any, error) {
-			time.Sleep(3 * time.Second)
+			var release <-chan struct{}
+			if c := stubbornRelease.Load(); c != nil {
+				release = *c
+			}
+			select {
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+			stubbornReturned.Store(true)
 			return "done", nil
 		}, tools.WithDeadline(50*time.Millisecond)))
 	sampling := tools.Must(tools.New("needs_sampling", "Needs the client's sampling capability.",
@@ -148,3 +156,11 @@ func newTestServer(t testing.TB, opts *wymcp.Options, probe *testProbe) (*wymcp.
 	})
 	return srv, &mcptest.Endpoint{URL: hs.URL, HTTP: hs.Client(), Info: info}
 }
+
+// stubbornRelease, once closed, lets the stubborn tool return, which
+// TestStubbornToolCutOff does once it has the call's answer;
+// stubbornReturned says it has.
+var (
+	stubbornRelease  atomic.Pointer[chan struct{}]
+	stubbornReturned atomic.Bool
+)
