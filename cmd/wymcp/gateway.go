@@ -36,11 +36,11 @@ import (
 //   - On SIGHUP the file is read again. A bad file, or a served name that
 //     two would share, is logged and changes nothing: a reload applies
 //     whole or not at all. Otherwise new upstreams are connected, the ones
-//     whose entry (or credential file) changed are connected afresh, the
-//     others' tools are read again, and the served set is replaced. An
-//     upstream removed or replaced is closed only after a grace, its call
-//     timeout and a second, so that the calls it was forwarding are
-//     answered; its tools are gone at once.
+//     whose entry (or credential file) changed, and the pending ones, are
+//     connected afresh, the others' tools are read again, and the served
+//     set is replaced. An upstream removed or replaced is closed only
+//     after a grace, its call timeout and a second, so that the calls it
+//     was forwarding are answered; its tools are gone at once.
 //   - At the stop, the upstreams are closed once the server has drained.
 type gateway struct {
 	file   string
@@ -346,7 +346,10 @@ func (g *gateway) reload(ctx context.Context) {
 		case !ok:
 			added = append(added, e.Name)
 			fresh = append(fresh, e)
-		case old.e.fingerprint() != e.fingerprint():
+		case old.e.fingerprint() != e.fingerprint(), old.u == nil:
+			// A pending upstream is tried at once, afresh: its tries may
+			// have ended (its tools clashed with another's when it
+			// connected late, which this file may have fixed).
 			reconnects = append(reconnects, e.Name)
 			fresh = append(fresh, e)
 		default:
@@ -362,9 +365,6 @@ func (g *gateway) reload(ctx context.Context) {
 	// up a change at once.
 	var wg sync.WaitGroup
 	for _, l := range kept {
-		if l.u == nil {
-			continue // pending: its tries go on
-		}
 		wg.Go(func() {
 			rctx, cancel := context.WithTimeout(ctx, l.e.connectTimeout())
 			defer cancel()
@@ -376,9 +376,7 @@ func (g *gateway) reload(ctx context.Context) {
 	wg.Wait()
 	next := make([]*live, 0, len(cfg.upstreams))
 	for _, e := range cfg.upstreams {
-		if l, ok := kept[e.Name]; ok && l.u == nil {
-			next = append(next, l) // pending: the same, which its tries replace
-		} else if ok {
+		if l, ok := kept[e.Name]; ok {
 			// The same upstream and watch; the new entry, the same but
 			// for its place in the list, which errors name.
 			next = append(next, &live{e: e, u: l.u, cancel: l.cancel})
