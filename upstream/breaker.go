@@ -37,8 +37,11 @@ type breaker struct {
 	mu       sync.Mutex
 	until    time.Time // while open: when the next probe is due
 	stopping bool
-	stop     chan struct{}
-	done     sync.WaitGroup
+	// stopped ends with close, and with it a probe under way: an upstream
+	// that does not answer must not hold up its client's close.
+	stopped context.Context
+	stop    context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // breakerConfig is the breaker's policy; its zero fields take the
@@ -95,13 +98,14 @@ func newBreaker(cfg breakerConfig, probe func(context.Context) error, changed fu
 	if changed == nil {
 		changed = func(bool, string) {}
 	}
-	return &breaker{
+	b := &breaker{
 		cfg:     cfg,
 		probe:   probe,
 		changed: changed,
 		buckets: make([]bucket, int(cfg.window/time.Second)),
-		stop:    make(chan struct{}),
 	}
+	b.stopped, b.stop = context.WithCancel(context.Background())
+	return b
 }
 
 // allow reports whether a call may go to the upstream now, and if not,
@@ -242,13 +246,16 @@ func (b *breaker) probing() {
 	defer t.Stop()
 	for {
 		select {
-		case <-b.stop:
+		case <-b.stopped.Done():
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), min(breakerProbeTimeout, 10*b.cfg.interval))
+		ctx, cancel := context.WithTimeout(b.stopped, min(breakerProbeTimeout, 10*b.cfg.interval))
 		err := b.probe(ctx)
 		cancel()
+		if b.stopped.Err() != nil {
+			return
+		}
 		if err == nil {
 			b.mu.Lock()
 			for i := range b.buckets {
@@ -278,7 +285,7 @@ func (b *breaker) close() {
 	b.mu.Lock()
 	if !b.stopping {
 		b.stopping = true
-		close(b.stop)
+		b.stop()
 	}
 	b.mu.Unlock()
 	b.done.Wait()
