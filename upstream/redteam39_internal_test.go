@@ -3,9 +3,12 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/wymcp/wymcp/internal/caller"
 )
 
 // TestRedteam39CloseCancelsProbe: closing an upstream whose circuit is
@@ -28,4 +31,37 @@ func TestRedteam39CloseCancelsProbe(t *testing.T) {
 			t.Fatalf("close waited for the probe's own end (%v), not cancelling it", err)
 		}
 	})
+}
+
+// TestRedteam39IPv6CallersOfOneNetwork: without auth a caller is its
+// address, and a client holds a whole IPv6 /64 (a host's, a VM's, a
+// home's): one that sends each call from another of its addresses must
+// still be one caller, or it takes every slot of the upstream past its
+// fair share, and alone makes the "more than one caller" the breaker
+// asks for.
+func TestRedteam39IPv6CallersOfOneNetwork(t *testing.T) {
+	const size = 8
+	s := newShares(size)
+	taken := 0
+	for i := range size {
+		ctx := caller.WithAddress(context.Background(), fmt.Sprintf("2001:db8:1:2::%x", i+1))
+		if ok, _ := s.take(callerKey(ctx)); ok {
+			taken++
+		}
+	}
+	victim := callerKey(caller.WithAddress(context.Background(), "192.0.2.1"))
+	if ok, share := s.take(victim); !ok {
+		t.Fatalf("one client, from %d addresses of its /64, took %d of %d slots; another caller is refused (share %v)", size, taken, size, share)
+	}
+	a := callerKey(caller.WithAddress(context.Background(), "2001:db8:1:2::1"))
+	b := callerKey(caller.WithAddress(context.Background(), "2001:db8:1:2:ffff::9"))
+	if a != b {
+		t.Errorf("two addresses of one /64 are two callers: %q and %q", a, b)
+	}
+	if c := callerKey(caller.WithAddress(context.Background(), "2001:db8:1:3::1")); c == a {
+		t.Errorf("two /64s are one caller: %q", c)
+	}
+	if v4 := callerKey(caller.WithAddress(context.Background(), "192.0.2.1")); v4 == callerKey(caller.WithAddress(context.Background(), "192.0.2.2")) {
+		t.Errorf("two IPv4 addresses are one caller: %q", v4)
+	}
 }
