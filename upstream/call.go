@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -123,12 +124,19 @@ func (c *client) retryAgain(ctx context.Context, tool string, err error) bool {
 
 // callerKey is who a call is for, to share an upstream fairly: the
 // caller's identity, or without auth its address; "" when neither is
-// known.
+// known. An IPv6 address is taken by its /64: a host holds a whole one,
+// and could otherwise pose as any number of callers, each with its own
+// share and each another caller to the breaker (docs/design.md §10b).
 func callerKey(ctx context.Context) string {
 	if s := caller.Subject(ctx); s != "" {
 		return s
 	}
-	return caller.Address(ctx)
+	a := caller.Address(ctx)
+	if ip, err := netip.ParseAddr(a); err == nil && ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.WithZone("").Prefix(64)
+		return p.String()
+	}
+	return a
 }
 
 // cancelled tells a 2025-era upstream that the gateway gave up request
