@@ -91,7 +91,15 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	m, err := c.call(ctx, req)
 	if err != nil && r.idempotent && c.retryAgain(ctx, r.name, err) {
 		// The tool may be run twice: the operator allowed it for tools
-		// whose annotations say so, and the budget has room.
+		// whose annotations say so, and the budget has room. The retry
+		// is a request of its own, with its own id: a 2025-era session
+		// forbids reusing one, and the first try may still run there.
+		id = c.ids.Add(1)
+		hop.SetRequestID(id)
+		if progress != 0 {
+			progress, req.progress = id, id
+		}
+		req.id, req.body = id, c.callBody(id, r, f, progress, tp, ts)
 		m, err = c.call(ctx, req)
 	}
 	if err != nil && ctx.Err() != nil && c.legacy {
