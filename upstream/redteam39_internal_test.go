@@ -65,3 +65,33 @@ func TestRedteam39IPv6CallersOfOneNetwork(t *testing.T) {
 		t.Errorf("two IPv4 addresses are one caller: %q", v4)
 	}
 }
+
+// TestRedteam39ShortIntervalSlowProbe: the probe interval says how often
+// to ask, not how fast the upstream must answer. With a short one (20 ms
+// in the file), an upstream up again that takes longer than ten
+// intervals to answer (a cold start, a TLS handshake far away) must
+// still close the circuit, not leave its calls refused for good.
+func TestRedteam39ShortIntervalSlowProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		closed := make(chan struct{})
+		b := newBreaker(breakerConfig{interval: 20 * time.Millisecond}, func(ctx context.Context) error {
+			select {
+			case <-time.After(300 * time.Millisecond): // up, and slow to answer
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, func(open bool, _ string) {
+			if !open {
+				close(closed)
+			}
+		})
+		defer b.close()
+		b.trip(time.Now(), "a test opened it")
+		select {
+		case <-closed:
+		case <-time.After(time.Minute):
+			t.Fatal("an upstream that answers each probe in 300 ms never closed the circuit in a minute")
+		}
+	})
+}
