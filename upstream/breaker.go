@@ -250,7 +250,9 @@ func (b *breaker) probing() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(b.stopped, min(breakerProbeTimeout, 10*b.cfg.interval))
+		// The interval is how often to ask, not how fast the upstream
+		// must answer: one slow to answer, up again, closes the circuit.
+		ctx, cancel := context.WithTimeout(b.stopped, breakerProbeTimeout)
 		err := b.probe(ctx)
 		cancel()
 		if b.stopped.Err() != nil {
