@@ -95,3 +95,22 @@ func TestRedteam39ShortIntervalSlowProbe(t *testing.T) {
 		}
 	})
 }
+
+// TestRedteam39SharesTwoFlooders: two callers flooding an upstream with
+// hung calls (two addresses, two identities) must still leave a newcomer
+// room, as one does: the second may not take the reserve whole. (Below
+// 8 the reserve is one slot, which any second caller takes.)
+func TestRedteam39SharesTwoFlooders(t *testing.T) {
+	for _, size := range []int{8, 9, 256} {
+		s := newShares(size)
+		for _, who := range []string{"mallory", "mallory's twin"} {
+			for range size {
+				s.take(who)
+			}
+		}
+		if ok, share := s.take("victim"); !ok {
+			t.Errorf("MaxInFlight %d: two flooders hold %d and %d slots; a newcomer is refused (share %v)",
+				size, s.held("mallory"), s.held("mallory's twin"), share)
+		}
+	}
+}
