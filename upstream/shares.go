@@ -6,8 +6,9 @@ import "sync"
 // callers (docs/design.md §10b): a caller takes a slot freely while more
 // than a reserve of them are free; past that, only while it holds less
 // than a fair share, the slots divided among the callers holding some
-// and one more, the newcomer the reserve is kept for. So one caller
-// alone may use most of the upstream, one that floods it cannot take
+// and one more, the newcomer the reserve is kept for, and never the
+// last free slot, which only a caller holding none takes. So one caller
+// alone may use most of the upstream, callers that flood it cannot take
 // the last slots from the others, and a newcomer finds room.
 type shares struct {
 	size    int
@@ -39,7 +40,9 @@ func (s *shares) take(who string) (ok, share bool) {
 		if held == 0 {
 			holders++
 		}
-		if held >= max(s.size/(holders+1), 1) {
+		// The last free slot is a newcomer's: otherwise a second caller
+		// flooding takes the reserve whole, and no other finds room.
+		if held >= max(s.size/(holders+1), 1) || (held > 0 && s.size-s.used <= 1) {
 			return false, true
 		}
 	}
