@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,5 +118,45 @@ func TestTallyByPhase(t *testing.T) {
 	}
 	if p50, p99 := percentiles(d); p50 != msec(50) || p99 != msec(99) {
 		t.Errorf("percentiles of 1..100 ms: p50 %v, p99 %v", p50, p99)
+	}
+}
+
+// TestServedByNamesTheAnsweringProcess: a rolling restart goes on once a
+// call through nginx is answered by the restarted process, told by the
+// serverInfo version its answer names (each process has its own). The
+// probe must read that version, and must not take an answer without one,
+// nor an error page, for any process's.
+func TestServedByNamesTheAnsweringProcess(t *testing.T) {
+	var answer atomic.Value // string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := answer.Load().(string)
+		if r.URL.Path != "/mcp" || r.Header.Get("Mcp-Method") != "tools/list" {
+			http.Error(w, "unexpected "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		if a == "" {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head></html>")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, a)
+	}))
+	defer srv.Close()
+
+	answer.Store(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"wymcp-demo","version":"0.1.0-fleet.7"}}}}`)
+	if v, err := servedBy(srv.URL); err != nil || v != "0.1.0-fleet.7" {
+		t.Errorf("an answer naming version 0.1.0-fleet.7: servedBy = %q, %v", v, err)
+	}
+	for name, a := range map[string]string{
+		"no serverInfo":    `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`,
+		"a JSON-RPC error": `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}`,
+		"HTTP 502":         "",
+	} {
+		answer.Store(a)
+		if v, err := servedBy(srv.URL); err == nil {
+			t.Errorf("%s: servedBy = %q, want an error", name, v)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,7 +29,9 @@ type fleet struct {
 	front    *balancer
 	file     string   // the gateways' -upstreams file
 	gwArgs   []string // the gateways' flags besides -addr
-	settle   time.Duration
+	// failTimeout is the template's fail_timeout: how long, in nginx's
+	// whole seconds, it skips a server after a refused connection.
+	failTimeout time.Duration
 
 	mu     sync.Mutex
 	since  func() time.Duration // the load's clock, once it runs
@@ -41,6 +44,15 @@ var demoArgs = []string{"-tools", "demo"}
 // upstream nginx) twice, with retries allowed for its read-only echo and
 // without, and server-everything directly. With newKeys, the keys of issue
 // 39: retries and an idle timeout below Node's keep-alive (5 s).
+//
+// server-everything's connectTimeout is 30 s: one Node process serves a
+// third of the load's calls, and on a busy 2-core machine a gateway's
+// initialize queues behind them for seconds, past the default 10 s. A
+// gateway that cannot connect it in time still starts (the upstream is
+// tried again in the background), and nginx, which never asks /readyz,
+// then sends it calls to ev_echo that it answers "Unknown tool" until the
+// upstream connects: a restart that fails calls. With room to connect, the
+// gateway listens only once it serves every upstream.
 func upstreamsYAML(demoURL, evURL string, newKeys bool) string {
 	retries, idle := "", ""
 	if newKeys {
@@ -50,12 +62,12 @@ func upstreamsYAML(demoURL, evURL string, newKeys bool) string {
 	return "upstreams:\n" +
 		"  - name: demo\n    url: " + demoURL + "\n    prefix: demo_\n    include: [echo]\n" + retries + idle +
 		"  - name: demo-noretry\n    url: " + demoURL + "\n    prefix: dn_\n    include: [echo]\n" + idle +
-		"  - name: everything\n    url: " + evURL + "\n    prefix: ev_\n    include: [echo]\n" + idle
+		"  - name: everything\n    url: " + evURL + "\n    prefix: ev_\n    include: [echo]\n    connectTimeout: 30s\n" + idle
 }
 
 func startFleet(t *testing.T, s settings) *fleet {
 	t.Helper()
-	f := &fleet{t: t, s: s, bin: wymcpBinary(t, s), settle: failTimeoutOf(t) + 500*time.Millisecond}
+	f := &fleet{t: t, s: s, bin: wymcpBinary(t, s), failTimeout: failTimeoutOf(t)}
 	var err error
 	if f.ev, err = startEverything(t, 0); err != nil {
 		t.Fatal(err)
@@ -97,8 +109,16 @@ func startFleet(t *testing.T, s settings) *fleet {
 		addrs = append(addrs, g.addr)
 	}
 	f.front = startNginx(t, s, "front-nginx", addrs)
-	if err := servesAll(f.front.base); err != nil {
-		t.Fatalf("through the front: %v", err)
+	// Polled: on a busy machine one tools/list may outlast the probes'
+	// timeout.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := servesAll(f.front.base)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("through the front: %v", err)
+		}
 	}
 	var gws []string
 	for _, g := range f.gateways {
@@ -112,18 +132,23 @@ func startFleet(t *testing.T, s settings) *fleet {
 // startGateway starts gateway i on addr and waits until it is ready and
 // serves every upstream's echo.
 func (f *fleet) startGateway(i int, addr string) (*server, error) {
+	begin := time.Now()
 	g, err := startWymcp(f.t, f.bin, fmt.Sprintf("gateway %d", i), addr, f.gwArgs)
 	if err != nil {
 		return nil, err
 	}
+	listened := time.Since(begin)
 	if err := waitReadyz("http://"+g.addr, g.p, 20*time.Second); err != nil {
 		return nil, err
 	}
-	// Paced by what a caller needs: every upstream's tools served.
-	deadline := time.Now().Add(20 * time.Second)
+	ready := time.Since(begin)
+	// Paced by what a caller needs: every upstream's tools served. Bounded
+	// above an upstream's connectTimeout and its first retry.
+	deadline := time.Now().Add(45 * time.Second)
 	for {
 		err := servesAll("http://" + g.addr)
 		if err == nil {
+			f.event("gateway %d started: listening %v, ready %v, every upstream's tools served %v after its start", i, listened.Round(time.Millisecond), ready.Round(time.Millisecond), time.Since(begin).Round(time.Millisecond))
 			return g, nil
 		}
 		if time.Now().After(deadline) || g.p.exited() {
@@ -158,6 +183,38 @@ func listTools(base string) ([]string, error) {
 	return names, nil
 }
 
+// servedBy is the -version of the wymcp process that answered a
+// tools/list sent through base (a balancer): which replica it chose.
+func servedBy(base string) (string, error) {
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+metaJSON+`}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("tools/list: HTTP %d %s", resp.StatusCode, oneLine(b))
+	}
+	var m struct {
+		Result struct {
+			Meta struct {
+				ServerInfo struct {
+					Version string `json:"version"`
+				} `json:"io.modelcontextprotocol/serverInfo"`
+			} `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Result.Meta.ServerInfo.Version == "" {
+		return "", fmt.Errorf("tools/list: no serverInfo version in %s", oneLine(b))
+	}
+	return m.Result.Meta.ServerInfo.Version, nil
+}
+
 // servesAll reports whether base's tools/list has every upstream's echo.
 func servesAll(base string) error {
 	names, err := listTools(base)
@@ -181,12 +238,15 @@ func (f *fleet) event(format string, args ...any) {
 }
 
 // restart stops a wymcp process with SIGTERM (its drain), waits for its
-// exit and starts it again on the same address; start does the starting.
-func (f *fleet) restart(r *server, start func(addr string) (*server, error)) (*server, error) {
+// exit, starts it again on the same address (start does the starting) and
+// returns once b, the nginx in front of it, has taken it back: the next
+// replica of a rolling restart may then be stopped.
+func (f *fleet) restart(r *server, b *balancer, start func(addr string) (*server, error)) (*server, error) {
 	f.event("SIGTERM %s (%s, pid %d)", r.name, r.addr, r.p.cmd.Process.Pid)
 	// Bounded: the drain delay (5 s by default), calls in flight (echo: none
-	// long) and margin.
-	if err := r.p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+	// long), a gateway's closing of its upstreams (server-everything's
+	// session, within its connectTimeout) and margin.
+	if err := r.p.stop(syscall.SIGTERM, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("%s: %v; its last lines:\n%s", r.name, err, r.p.logs.String())
 	}
 	f.event("%s exited 0", r.name)
@@ -204,8 +264,37 @@ func (f *fleet) restart(r *server, start func(addr string) (*server, error)) (*s
 	if err != nil {
 		return nil, err
 	}
+	ready := time.Now()
 	f.event("%s ready again (pid %d)", n.name, n.p.cmd.Process.Pid)
-	return n, nil
+	return n, f.takenBack(b, n, ready)
+}
+
+// takenBack returns once balancer b has taken r back after r's restart,
+// r ready at ready. nginx skips a server after a refused connection while
+// its clock, in whole seconds, is within fail_timeout of the refusal: for
+// up to fail_timeout + 1 s. Every refusal came before r listened, so
+// before ready: from ready + fail_timeout + 1 s on, no nginx worker skips
+// r for them. Then a call through b that r answers (its serverInfo names
+// its -version, its own) shows b choosing r and marking it live; with the
+// upstream group's shared zone (deploy/nginx/wymcp.conf) that holds for
+// every worker at once. Stopping the next replica sooner can leave every
+// one skipped: nginx's own 502 "no live upstreams".
+func (f *fleet) takenBack(b *balancer, r *server, ready time.Time) error {
+	time.Sleep(time.Until(ready.Add(f.failTimeout + time.Second)))
+	// Bounded far above a call's time: under load each probe is one call
+	// among the clients', so r answers one within a few.
+	deadline := time.Now().Add(20 * time.Second)
+	for probes := 1; ; probes++ {
+		v, err := servedBy(b.base)
+		if err == nil && v == r.version {
+			f.event("%s answers through %s (probe %d, %v after ready)", r.name, b.name, probes, time.Since(ready).Round(time.Millisecond))
+			return nil
+		}
+		if r.p.exited() || time.Now().After(deadline) {
+			return fmt.Errorf("%s (%s) not answering through %s %v after it was ready: %d probes, the last answered by %q (%v)", r.name, r.version, b.name, time.Since(ready).Round(time.Millisecond), probes, v, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (f *fleet) startDemo(i int, addr string) (*server, error) {
@@ -279,14 +368,15 @@ func TestFleet(t *testing.T) {
 	end("steady")
 
 	// 2. Rolling restart of each gateway: SIGTERM, its drain, started
-	// again; the next once nginx takes the restarted one again.
+	// again; the next once the front nginx has taken the restarted one back.
 	for i := range f.gateways {
-		g, err := f.restart(f.gateways[i], func(addr string) (*server, error) { return f.startGateway(i, addr) })
+		g, err := f.restart(f.gateways[i], f.front, func(addr string) (*server, error) { return f.startGateway(i, addr) })
+		if g != nil {
+			f.gateways[i] = g
+		}
 		if fault(err) {
 			break
 		}
-		f.gateways[i] = g
-		time.Sleep(f.settle)
 	}
 	end("rolling restart of the gateways")
 
@@ -295,12 +385,13 @@ func TestFleet(t *testing.T) {
 		if faultErr != nil {
 			break
 		}
-		r, err := f.restart(f.demo[i], func(addr string) (*server, error) { return f.startDemo(i, addr) })
+		r, err := f.restart(f.demo[i], f.upstream, func(addr string) (*server, error) { return f.startDemo(i, addr) })
+		if r != nil {
+			f.demo[i] = r
+		}
 		if fault(err) {
 			break
 		}
-		f.demo[i] = r
-		time.Sleep(f.settle)
 	}
 	end("rolling restart of the upstream replicas")
 
@@ -440,8 +531,16 @@ func TestFleet(t *testing.T) {
 	kill := tallies["SIGKILL of an upstream replica"]
 	inFlightDemo := inFlight(outs, "demo", killSent, killReaped)
 	inFlightDN := inFlight(outs, "demo-noretry", killSent, killReaped)
-	fmt.Printf("e2e-fleet: SIGKILL of an upstream replica (stopped %v first): failed demo (retries %v) %d, demo-noretry %d; calls outstanding at the kill (sent before the replica was reaped, answered after the signal): demo %d, demo-noretry %d; lost at the replica (upstream nginx's 502s): %d\n",
-		s.stall, s.newKeys, kill.failedOf("demo"), kill.failedOf("demo-noretry"), inFlightDemo, inFlightDN, lost)
+	// When the last failed call of the phase was sent, from the kill: one
+	// sent after the replica was reaped is not among those in flight.
+	lastSent := time.Duration(0)
+	for _, o := range outs {
+		if o.kind != "" && o.start >= phases[3].start && o.start < phases[3].end {
+			lastSent = max(lastSent, o.start-killSent)
+		}
+	}
+	fmt.Printf("e2e-fleet: SIGKILL of an upstream replica (stopped %v first): failed demo (retries %v) %d, demo-noretry %d; calls outstanding at the kill (sent before the replica was reaped, answered after the signal): demo %d, demo-noretry %d; lost at the replica (upstream nginx's 502s): %d; the last failed call sent %v after the signal (reaped %v after it)\n",
+		s.stall, s.newKeys, kill.failedOf("demo"), kill.failedOf("demo-noretry"), inFlightDemo, inFlightDN, lost, lastSent.Round(time.Millisecond), (killReaped - killSent).Round(time.Millisecond))
 	if s.newKeys {
 		if n := kill.failedOf("demo"); n > 0 {
 			t.Errorf("SIGKILL of an upstream replica: %d calls of the upstream with retries failed, want 0", n)

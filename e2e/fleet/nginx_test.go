@@ -77,8 +77,8 @@ func renderConfig(t *testing.T, addrs []string, listen string) string {
 }
 
 // failTimeoutOf is the template's fail_timeout (nginx's default, 10 s, when
-// it sets none): how long nginx may skip a replica that refused a
-// connection, so the pause between two restarts of a rolling restart.
+// it sets none): how long, in nginx's whole seconds, it may skip a replica
+// that refused a connection; a rolling restart waits it out (takenBack).
 func failTimeoutOf(t *testing.T) time.Duration {
 	t.Helper()
 	m := replicasBlock.FindStringSubmatch(templateText(t))

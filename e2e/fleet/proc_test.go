@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -173,26 +174,35 @@ func freePort(t *testing.T) int {
 // server is one wymcp process (a gateway or an upstream replica) or
 // server-everything; a restart keeps its address.
 type server struct {
-	name string
-	addr string // 127.0.0.1:port
-	p    *proc
+	name    string
+	addr    string // 127.0.0.1:port
+	version string // a wymcp process's -version, its own: who answered a call through a balancer
+	p       *proc
 }
+
+// processes numbers the wymcp processes started, for their -version.
+var processes atomic.Int64
 
 const listeningPrefix = "wymcp listening on http://"
 
 // startWymcp starts the binary on addr ("127.0.0.1:0" the first time) and
-// waits for its listening line.
+// waits for its listening line (a gateway listens once it has connected its
+// upstreams, or given up on one after its connectTimeout). Each process has a -version of its own,
+// which every result's serverInfo names: a call's answer through nginx
+// says which process answered it, so a restarted replica is told apart
+// from the one it replaced on the same address.
 func startWymcp(t *testing.T, bin, name, addr string, args []string) (*server, error) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-addr", addr}, args...)...)
+	version := "0.1.0-fleet." + strconv.FormatInt(processes.Add(1), 10)
+	cmd := exec.Command(bin, append([]string{"-addr", addr, "-version", version}, args...)...)
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true")
 	p := startProc(t, name, cmd, listeningPrefix)
-	rest, err := p.waitReady(20 * time.Second)
+	rest, err := p.waitReady(60 * time.Second)
 	if err != nil {
 		return nil, err
 	}
 	host, _, _ := strings.Cut(rest, "/")
-	return &server{name: name, addr: host, p: p}, nil
+	return &server{name: name, addr: host, version: version, p: p}, nil
 }
 
 // startEverything starts server-everything the way interop/gateway does

@@ -19,7 +19,7 @@ type tally struct {
 	calls, legacy, failed, crossed int
 	kinds                          map[string]int // failure kind → count
 	byTarget                       map[string]*targetTally
-	p50, p99                       time.Duration
+	p50, p99, max                  time.Duration
 }
 
 type targetTally struct {
@@ -64,6 +64,9 @@ func tallyOf(outs []outcome, p phase) tally {
 		}
 	}
 	tl.p50, tl.p99 = percentiles(took)
+	if len(took) > 0 {
+		tl.max = took[len(took)-1] // sorted by percentiles
+	}
 	return tl
 }
 
@@ -92,8 +95,8 @@ func (tl tally) failedOf(key string) int {
 // deploy/README.md.
 func (tl tally) table(p phase) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "e2e-fleet: phase %q, %.1fs–%.1fs: calls %d (2025-11-25 %d), failed %d, crossed %d, p50 %v, p99 %v\n",
-		p.name, p.start.Seconds(), p.end.Seconds(), tl.calls, tl.legacy, tl.failed, tl.crossed, ms(tl.p50), ms(tl.p99))
+	fmt.Fprintf(&b, "e2e-fleet: phase %q, %.1fs–%.1fs: calls %d (2025-11-25 %d), failed %d, crossed %d, p50 %v, p99 %v, max %v\n",
+		p.name, p.start.Seconds(), p.end.Seconds(), tl.calls, tl.legacy, tl.failed, tl.crossed, ms(tl.p50), ms(tl.p99), ms(tl.max))
 	fmt.Fprintf(&b, "  %-14s %8s %8s %9s %9s\n", "upstream", "calls", "failed", "p50", "p99")
 	var names []string
 	for k := range tl.byTarget {
