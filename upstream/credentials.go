@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"strings"
 
+	"github.com/wymcp/wymcp/internal/opfile"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
@@ -68,13 +68,9 @@ const maxStaticFile = 64 << 10
 // refused does nothing: there is no other value to try, so a 401 from the
 // upstream is the call's answer.
 func StaticHeaders(path string) (Credentials, error) {
-	data, err := readCredentialFile(path, maxStaticFile)
-	var pathErr *fs.PathError
-	switch {
-	case errors.As(err, &pathErr):
+	data, err := opfile.Read(path, maxStaticFile)
+	if err != nil {
 		return nil, fmt.Errorf("upstream: static headers: %w", err)
-	case err != nil:
-		return nil, fmt.Errorf("upstream: static headers %s: %w", path, err)
 	}
 	h, err := parseStaticHeaders(data)
 	if err != nil {

@@ -29,10 +29,10 @@ func TestStaticHeadersSpecialFiles(t *testing.T) {
 	}
 	f.Close()
 	for path, want := range map[string]string{
-		fifo:        "upstream: static headers " + fifo + ": not a regular file (mode p---------)",
-		"/dev/zero": "upstream: static headers /dev/zero: not a regular file (mode Dc---------)",
-		huge:        "upstream: static headers " + huge + ": larger than 64 KiB",
-		dir:         "upstream: static headers " + dir + ": not a regular file (mode d---------)",
+		fifo:        "upstream: static headers: " + fifo + " is not a regular file (a named pipe)",
+		"/dev/zero": "upstream: static headers: /dev/zero is not a regular file (a character device)",
+		huge:        "upstream: static headers: " + huge + " is larger than 64 KiB",
+		dir:         "upstream: static headers: " + dir + " is not a regular file (a directory)",
 	} {
 		done := make(chan error, 1)
 		go func() {

@@ -122,7 +122,7 @@ func TestStaticHeadersRefusals(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		path := writeHeadersFile(t, "X-Key: "+strings.Repeat("a", maxStaticFile))
 		_, err := StaticHeaders(path)
-		if err == nil || err.Error() != "upstream: static headers "+path+": larger than 64 KiB" {
+		if err == nil || err.Error() != "upstream: static headers: "+path+" is larger than 64 KiB" {
 			t.Fatalf("error %v", err)
 		}
 	})

@@ -1,11 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-)
+import "github.com/wymcp/wymcp/internal/opfile"
 
 // Caps of the files the operator names: what each can hold, with room to
 // spare, so that a wrong path (a log, a disk image) fails at once instead
@@ -19,52 +14,7 @@ const (
 	maxJWKSFile = 256 << 10
 )
 
-// readOperatorFile reads a file a flag or the -upstreams file names: a
-// regular file of at most max bytes. It opens without blocking (a FIFO
-// opens at once, and is then refused), refuses anything but a regular
-// file (a FIFO, /dev/zero, a directory) before reading a byte, and never
-// reads past max: at start and on SIGHUP no file can hang the process or
-// grow it. Its errors name the file; the caller adds the field.
-func readOperatorFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlocking, 0)
-	if err != nil {
-		return nil, err // *fs.PathError: "open <path>: <why>"
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(fi.Mode()))
-	}
-	tooLarge := fmt.Errorf("%s is larger than %d KiB", path, max>>10)
-	if fi.Size() > max {
-		return nil, tooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, tooLarge // it grew since Stat
-	}
-	return data, nil
-}
-
-// fileKind names what a file that is not a regular one is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.Type().String()
-}
+// readOperatorFile reads a file a flag or the -upstreams file names
+// (internal/opfile.Read: bounded, never blocking, regular files only): at
+// start and on SIGHUP no file can hang the process or grow it.
+func readOperatorFile(path string, max int64) ([]byte, error) { return opfile.Read(path, max) }

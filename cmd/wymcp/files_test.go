@@ -107,25 +107,3 @@ func TestOperatorFilesBounded(t *testing.T) {
 		})
 	}
 }
-
-// TestReadOperatorFileCaps: a file at its cap is read; one byte more is
-// refused, naming the file and the cap.
-func TestReadOperatorFileCaps(t *testing.T) {
-	t.Parallel()
-	p := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(p, []byte(strings.Repeat("s", maxSecretFile)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := readOperatorFile(p, maxSecretFile); err != nil || len(b) != maxSecretFile {
-		t.Fatalf("at the cap: %d bytes, %v", len(b), err)
-	}
-	if err := os.WriteFile(p, []byte(strings.Repeat("s", maxSecretFile+1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readOperatorFile(p, maxSecretFile); err == nil || err.Error() != p+" is larger than 64 KiB" {
-		t.Fatalf("past the cap: %v", err)
-	}
-	if _, err := readOperatorFile(filepath.Dir(p), maxSecretFile); err == nil || err.Error() != filepath.Dir(p)+" is not a regular file (a directory)" {
-		t.Fatalf("a directory: %v", err)
-	}
-}

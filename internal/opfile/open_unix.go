@@ -1,9 +1,9 @@
 //go:build unix
 
-package main
+package opfile
 
 import "syscall"
 
 // openNonBlocking makes opening a FIFO return at once rather than wait
-// for a writer (readOperatorFile refuses it next).
+// for a writer (Read refuses it next).
 const openNonBlocking = syscall.O_NONBLOCK

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package upstream
+package opfile
 
 // openNonBlocking is 0 where there are no FIFOs to open.
 const openNonBlocking = 0
