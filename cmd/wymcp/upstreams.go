@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/wymcp/wymcp/internal/cleartext"
 	"github.com/wymcp/wymcp/upstream"
 )
 
@@ -374,29 +374,13 @@ func (e *upstreamEntry) checkCleartext(file string) error {
 		return nil
 	}
 	const fix = "; use https, or set allowCleartextCredentials: true"
-	if cleartextRemote(e.URL) {
+	if cleartext.Remote(e.URL) {
 		return e.errorAt(file, "url", fmt.Sprintf("%q is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted", e.URL)+fix)
 	}
-	if c.Kind != "headersFile" && cleartextRemote(c.OAuth.TokenURL) {
+	if c.Kind != "headersFile" && cleartext.Remote(c.OAuth.TokenURL) {
 		return e.errorAt(file, "credentials."+c.Kind+".tokenURL", fmt.Sprintf("%q is plain http to a host that is not loopback: the client secret would travel unencrypted", c.OAuth.TokenURL)+fix)
 	}
 	return nil
-}
-
-// cleartextRemote reports whether raw is an http URL whose host is not
-// loopback (localhost, 127.0.0.0/8, ::1), judged on the text alone: a
-// name other than localhost is remote whatever it resolves to.
-func cleartextRemote(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || !strings.EqualFold(u.Scheme, "http") {
-		return false
-	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
 }
 
 // errorAt is an error at key (a path below the entry) of e.
