@@ -33,7 +33,8 @@ func (o outcome) took() time.Duration { return o.end - o.start }
 // through the gateway for about five seconds, each call with a text of
 // its own. A second in, one Go upstream is killed (SIGKILL); its calls
 // are then answered at once, as unreachable, then as unavailable once its
-// circuit opens (docs/design.md §10a), while every call to the other two
+// circuit opens (its failures spread over a second, from the eight
+// workers: docs/design.md §10b), while every call to the other two
 // succeeds. A second and a half later it is started again on the same
 // port: its circuit's probe finds it, and its calls succeed again. Over
 // the whole load every request gets exactly one answer, with its own id
@@ -58,12 +59,15 @@ func killDuringLoad(t *testing.T, victim string) {
 		fast     = 250 * time.Millisecond // "at once", with room for a loaded CI machine
 	)
 	ev, sdk, mgo, sdkProc, mgoProc := threeUpstreams(t, victimArgs(victim)...)
-	breaker := fmt.Sprintf("    breaker: {failures: 3, cooldown: %v}\n    callTimeout: 10s\n", cooldown)
+	breaker := fmt.Sprintf("    breaker: {minCalls: 3, probeInterval: %v}\n    callTimeout: 10s\n", cooldown)
 	yaml := unionYAML(ev, sdk, mgo, breaker)
 	if victim == "mgo" {
 		yaml += "    versions: [2025-11-25]\n"
 	}
-	_, gw := startGateway(t, t.TempDir(), yaml)
+	// Each worker is a caller of its own, by the address the trusted proxy
+	// (this test, on loopback) says it forwards for: the breaker opens on
+	// failures from more than one caller (docs/design.md §10b).
+	_, gw := startGateway(t, t.TempDir(), yaml, "-trusted-proxies", "127.0.0.1/32")
 	victimProc, victimURL, bin := sdkProc, sdk, "sdkserver"
 	if victim == "mgo" {
 		victimProc, victimURL, bin = mgoProc, mgo, "mgoserver"
@@ -110,6 +114,7 @@ func killDuringLoad(t *testing.T, victim string) {
 					// flight when the upstream is killed.
 					rpc = mcptest.ToolCall(target+"_echo", `{"text":`+mcptest.Quote(o.sent)+`,"sleepMs":3}`)
 				}
+				rpc = rpc.With("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", w+1))
 				o.start = time.Since(begin)
 				a, err := post(ctx, hc, gw, rpc, id, "")
 				o.end = time.Since(begin)
