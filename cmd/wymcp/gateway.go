@@ -71,8 +71,9 @@ type gateway struct {
 }
 
 // live is an upstream of the file: connected, or pending (u nil) while it
-// is tried again. A live is never changed: a pending one that connects is
-// replaced by a connected one.
+// is tried again. Its entry and upstream never change (cancel is set once,
+// under the gateway's mu, when it is started): a pending one that connects
+// is replaced in the list by a connected one.
 type live struct {
 	e      *upstreamEntry
 	u      *upstream.Upstream
