@@ -22,9 +22,14 @@ import (
 
 // remote is one upstream tool as the gateway forwards it.
 type remote struct {
-	// name is the upstream's name, quoted its JSON string.
+	// name is the upstream's name, quoted its JSON string: what the
+	// upstream is called with.
 	name   string
 	quoted []byte
+	// served is the name the gateway serves it under (a prefix added, or
+	// an override's): what its spans, metrics and logs name, as the
+	// client called it.
+	served string
 	// header is the Mcp-Name header's value.
 	header []string
 	// headers are its x-mcp-header declarations: a 2026-07-28 upstream
@@ -44,10 +49,11 @@ func (c *client) forward(r *remote) toolrun.Forward {
 // forwardCall forwards one call (docs/design.md §10a is the table of its
 // answers).
 func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwarding) toolrun.Forwarded {
-	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.name, c.version)
+	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.served, c.version)
+	hop.SetUpstreamTool(r.name)
 	refuse := func(f *failure) toolrun.Forwarded {
 		out := c.failed(f)
-		c.report(ctx, r.name, f.errorType(), f)
+		c.report(ctx, r.served, f.errorType(), f)
 		hop.End(ctx, f.errorType(), "", out.Failure)
 		return out
 	}
@@ -89,7 +95,7 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.params = paramHeaders(r.headers, f.Arguments)
 	}
 	m, err := c.call(ctx, req)
-	if err != nil && r.idempotent && c.retryAgain(ctx, r.name, err) {
+	if err != nil && r.idempotent && c.retryAgain(ctx, r.served, err) {
 		// The tool may be run twice: the operator allowed it for tools
 		// whose annotations say so, and the budget has room. The retry
 		// is a request of its own, with its own id: a 2025-era session
@@ -109,7 +115,7 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	}
 	out, errorType, rpcCode, health, why := c.outcome(ctx, m, err)
 	if why != nil {
-		c.report(ctx, r.name, errorType, why)
+		c.report(ctx, r.served, errorType, why)
 	}
 	if health != neutral {
 		c.breaker.record(health == failing, who, time.Now())

@@ -239,8 +239,8 @@ func TestFailuresLoggedAndCounted(t *testing.T) {
 			}
 			for _, r := range recs {
 				et := r.attrs["error.type"]
-				if _, ok := c.want[et]; !ok || r.level != slog.LevelWarn || r.attrs["tool"] != "t" {
-					t.Errorf("record %+v, want level WARN, tool t, error.type one of %v", r, c.want)
+				if _, ok := c.want[et]; !ok || r.level != slog.LevelWarn || r.attrs["tool"] != c.name+"_t" {
+					t.Errorf("record %+v, want level WARN, tool %s_t (the served name), error.type one of %v", r, c.name, c.want)
 				}
 				if _, ok := r.attrs["suppressed"]; ok {
 					t.Errorf("the first record of a class says suppressed: %+v", r)

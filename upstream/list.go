@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -157,10 +158,12 @@ func (c *client) decodeTools(raws []wire.RawJSON) []listed {
 }
 
 // serve builds the served tools of the listed ones that the filters
-// admit. A tool the gateway cannot serve (no name, an input schema that is
-// not an object, invalid x-mcp-header declarations) is left out and
+// admit, under their served names (servedAs). A tool the gateway cannot
+// serve (no name, an input schema that is not an object, invalid
+// x-mcp-header declarations, a served name it cannot have) is left out and
 // logged, not fatal: the upstream's other tools are still served.
 func (c *client) serve(list []listed, o Options) ([]*tools.Tool, error) {
+	c.unknownOverrides(list, o.Overrides)
 	if len(list) == 0 {
 		return nil, nil
 	}
@@ -177,27 +180,95 @@ func (c *client) serve(list []listed, o Options) ([]*tools.Tool, error) {
 		}
 		if seen[l.Name] {
 			// Both would forward to the same upstream tool.
-			c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(l.Name, 128), "reason", "its name repeats an earlier tool's")
+			c.leftOut(l.Name, "its name repeats an earlier tool's")
 			continue
 		}
 		seen[l.Name] = true
 		kept = append(kept, l)
 	}
-	names := make([]string, len(kept))
-	for i, l := range kept {
-		names[i] = l.Name
-	}
-	served := servedNames(o.Prefix, names)
+	served := c.servedAs(kept, o)
 	var out []*tools.Tool
 	for i, l := range kept {
+		if served[i] == "" {
+			continue
+		}
 		t, err := c.build(l, served[i], o)
 		if err != nil {
-			c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(l.Name, 128), "reason", err.Error())
+			c.leftOut(l.Name, err.Error())
 			continue
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// leftOut logs an upstream tool the gateway does not serve, by the
+// upstream's name, and why.
+func (c *client) leftOut(tool, reason string) {
+	c.log.Warn("upstream tool left out", "upstream", c.name, "tool", truncate(tool, 128), "reason", reason)
+}
+
+// servedAs returns the served name of each kept tool, "" for one left out
+// (and logged). A tool with an override's Name is served under it, when it
+// is a valid name (servableName) that no tool before it in the upstream's
+// order was given; the others get servedNames' names of Prefix and their
+// own, and one whose name an override took is left out: the operator named
+// that tool on purpose, the other by rule (Override.Name).
+func (c *client) servedAs(kept []listed, o Options) []string {
+	out := make([]string, len(kept))
+	var (
+		auto   []string // the upstream's names of the tools named by rule
+		autoAt []int    // and their places in kept
+		taken  = map[string]bool{}
+	)
+	for i, l := range kept {
+		name := o.Overrides[l.Name].Name
+		switch {
+		case name == "":
+			auto, autoAt = append(auto, l.Name), append(autoAt, i)
+		case !servableName(name):
+			c.leftOut(l.Name, fmt.Sprintf("its override's name %q is not 1 to %d characters of A-Z a-z 0-9 _ . -", truncate(name, 128), maxName))
+		case taken[name]:
+			c.leftOut(l.Name, fmt.Sprintf("its override's name %q is an earlier tool's override's", name))
+		default:
+			out[i], taken[name] = name, true
+		}
+	}
+	for j, name := range servedNames(o.Prefix, auto) {
+		if taken[name] {
+			c.leftOut(auto[j], fmt.Sprintf("its served name %q is another tool's override's", name))
+			continue
+		}
+		out[autoAt[j]] = name
+	}
+	return out
+}
+
+// unknownOverrides logs each override of a tool the upstream does not
+// list: a mistyped name, or a tool the upstream dropped. Not an error: the
+// upstream may list it again. serve runs when the list changes, so each
+// is logged once per change, never per call.
+func (c *client) unknownOverrides(list []listed, overrides map[string]Override) {
+	if len(overrides) == 0 {
+		return
+	}
+	listedNames := make(map[string]bool, len(list))
+	for _, l := range list {
+		listedNames[l.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		if !listedNames[name] {
+			c.log.Warn("upstream tool override names no tool of the upstream", "upstream", c.name, "tool", truncate(name, 128))
+		}
+	}
+}
+
+// servableName reports whether name may be served as a tool's name: 1 to
+// 64 characters of A-Z a-z 0-9 _ . - (the MCP tool-name alphabet, and
+// what model APIs accept as a function name). An Override.Name must be
+// one.
+func servableName(name string) bool {
+	return name != "" && len(name) <= maxName && sanitize(name) == name
 }
 
 // build makes the served tool of l.
@@ -210,6 +281,18 @@ func (c *client) build(l listed, served string, o Options) (*tools.Tool, error) 
 	}
 	if l.OutputSchema != nil && strictjson.Kind(l.OutputSchema) != '{' {
 		l.OutputSchema = nil // 2025-era upstreams may send null
+	}
+	// The operator's word over the upstream's (Override).
+	ov := o.Overrides[l.Name]
+	if ov.Title != "" {
+		l.Title = ov.Title
+	}
+	if ov.Description != "" {
+		l.Description = ov.Description
+	}
+	if ov.Annotations != nil {
+		a := *ov.Annotations
+		l.Annotations = &a
 	}
 	def := wire.Tool{
 		Name:         served,
@@ -231,7 +314,8 @@ func (c *client) build(l listed, served string, o Options) (*tools.Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &remote{name: l.Name, quoted: quoted, header: []string{headerValue(l.Name)}, idempotent: idempotent(l.Annotations)}
+	// The served hints decide retries: an override's when it has one.
+	r := &remote{name: l.Name, served: served, quoted: quoted, header: []string{headerValue(l.Name)}, idempotent: idempotent(l.Annotations)}
 	rt, err := toolrun.NewForward(def, c.callTimeout, scopes, c.forward(r))
 	if err != nil {
 		return nil, err

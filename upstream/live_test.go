@@ -38,7 +38,7 @@ func TestWatchReplacesTools(t *testing.T) {
 	t.Cleanup(hs.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	u, err := upstream.Connect(ctx, upstream.Options{Name: "origin", URL: hs.URL, Prefix: "o_"})
+	u, err := upstream.Connect(ctx, upstream.Options{Name: "origin", URL: hs.URL, Prefix: "o_", Refresh: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestWatchReplacesTools(t *testing.T) {
 	}
 	gw := mcptest.Serve(t, gateway, gatewayInfo)
 	var swaps atomic.Int32
-	go u.Watch(ctx, 20*time.Millisecond, func(ts []*tools.Tool) {
+	go u.Watch(ctx, func(ts []*tools.Tool) {
 		if err := gateway.SetTools(ts...); err != nil {
 			t.Error(err)
 		}

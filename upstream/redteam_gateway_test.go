@@ -241,7 +241,7 @@ func TestRedteamIntegerHeaderIsDecimal(t *testing.T) {
 	}
 }
 
-// Finding 4 (low/medium): Watch with interval 0 refreshes at the
+// Finding 4 (low/medium): Watch with Refresh 0 refreshes at the
 // upstream's ttlMs with no floor: an upstream that says ttlMs 1 has the
 // gateway read its whole tools/list (up to 1,000 pages) a thousand times a
 // second, for as long as the gateway runs.
@@ -252,7 +252,7 @@ func TestRedteamWatchHasATTLFloor(t *testing.T) {
 	before := up.lists.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	u.Watch(ctx, 0, func([]*tools.Tool) {})
+	u.Watch(ctx, func([]*tools.Tool) {})
 	if n := up.lists.Load() - before; n > 5 {
 		t.Fatalf("Watch read the upstream's tools/list %d times in 500ms at its ttlMs of 1", n)
 	}

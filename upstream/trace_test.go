@@ -18,7 +18,10 @@ import (
 
 // TestOneTraceAcrossTheHop: the gateway's server span, its CLIENT span
 // around the hop and the upstream's server span are one trace, each the
-// parent of the next, and the hop is measured.
+// parent of the next, and the hop is measured. The gateway's span and
+// metric name the tool as it serves it (o_echo); the CLIENT span carries
+// the upstream's name too, in wymcp.upstream.tool, and the upstream's own
+// span names it (echo).
 func TestOneTraceAcrossTheHop(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	originTP := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -40,7 +43,7 @@ func TestOneTraceAcrossTheHop(t *testing.T) {
 		key := s.Name() + "/" + s.SpanKind().String()
 		spans[key] = s
 	}
-	server, client, upstreamSpan := spans["tools/call o_echo/server"], spans["tools/call echo/client"], spans["tools/call echo/server"]
+	server, client, upstreamSpan := spans["tools/call o_echo/server"], spans["tools/call o_echo/client"], spans["tools/call echo/server"]
 	if server == nil || client == nil || upstreamSpan == nil {
 		t.Fatalf("spans: %v", keys(spans))
 	}
@@ -55,7 +58,8 @@ func TestOneTraceAcrossTheHop(t *testing.T) {
 	}
 	want := map[attribute.Key]string{
 		"mcp.method.name":       "tools/call",
-		"gen_ai.tool.name":      "echo",
+		"gen_ai.tool.name":      "o_echo",
+		"wymcp.upstream.tool":   "echo",
 		"gen_ai.operation.name": "execute_tool",
 		"mcp.protocol.version":  "2026-07-28",
 		"server.address":        "127.0.0.1",
@@ -88,14 +92,14 @@ func TestOneTraceAcrossTheHop(t *testing.T) {
 			}
 			h := m.Data.(metricdata.Histogram[float64])
 			for _, dp := range h.DataPoints {
-				if v, _ := dp.Attributes.Value("gen_ai.tool.name"); v.AsString() == "echo" && dp.Count == 1 {
+				if v, _ := dp.Attributes.Value("gen_ai.tool.name"); v.AsString() == "o_echo" && dp.Count == 1 {
 					found = true
 				}
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no mcp.client.operation.duration point for echo: %+v", rm)
+		t.Errorf("no mcp.client.operation.duration point for o_echo: %+v", rm)
 	}
 }
 

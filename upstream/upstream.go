@@ -6,7 +6,8 @@
 // with 2025-11-25 or 2025-06-18 and an upstream session kept by this
 // process), and reads every page of its tools/list. [Upstream.Tools]
 // returns them as ordinary tools for wymcp.New, under served names that
-// carry the configured prefix. A call of one is forwarded: the client's
+// carry the configured prefix, or the names the operator gave them
+// ([Options.Overrides]). A call of one is forwarded: the client's
 // arguments as it sent them, its progress token, its cancellation and the
 // trace context go upstream, and the upstream's result comes back as its
 // bytes. A multi-round-trip call passes through, the upstream's
@@ -24,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -32,8 +34,34 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
+
+// Override changes how one upstream tool is served: the operator's word
+// over the upstream's, for a name that clashes or reads badly to a model,
+// a description that misleads, or hints the operator does not trust. Any
+// zero field keeps the upstream's. Leaving a tool out is
+// [Options.Exclude]'s.
+type Override struct {
+	// Name is the whole served name: Prefix is not added to it, so the
+	// operator chooses every byte. It must be 1 to 64 characters of A-Z
+	// a-z 0-9 _ . - (what model APIs accept); a tool whose override names
+	// anything else is left out and logged. The tool is called under this
+	// name, and the gateway's spans, metrics, logs and answers name it so;
+	// the upstream is still called with its own name. An explicit Name
+	// takes its name from any tool of the same upstream that Prefix would
+	// give it to: that tool is left out and logged, as is the later (in
+	// the upstream's order) of two tools whose overrides name the same.
+	Name string
+	// Title and Description replace the upstream's when not "".
+	Title, Description string
+	// Annotations, when not nil, replace the upstream's hints entirely (no
+	// hint of the upstream's is kept): the hints are the upstream's word,
+	// and these are the operator's. Retries (RetryIdempotent) trust the
+	// served hints, so these.
+	Annotations *protocol.ToolAnnotations
+}
 
 // Options configures one upstream. The zero value of every field but Name
 // and URL is a usable default.
@@ -53,6 +81,12 @@ type Options struct {
 	// served when it matches some Include pattern (or Include is empty)
 	// and no Exclude pattern.
 	Include, Exclude []string
+	// Overrides change how tools are served, by the upstream's name of the
+	// tool (before Prefix): their names, titles, descriptions and hints
+	// (Override). An override of a tool the upstream does not list is
+	// logged at each tools/list that changes, not refused: the upstream
+	// may list it later. Connect copies the map.
+	Overrides map[string]Override
 	// Scopes are OAuth scopes a caller needs for every tool of the
 	// upstream; ToolScopes adds scopes per tool, by the upstream's name.
 	Scopes     []string
@@ -111,11 +145,16 @@ type Options struct {
 	// the upstream (a broken connection; a proxy's 502, 503 or 504) to be
 	// made once more, if its tool's annotations say it is read-only or
 	// idempotent: they are the upstream's word, and this is the operator's
-	// trust in it. Retries stay within a budget: a fifth of the calls,
-	// with bursts of a quarter of MaxInFlight (at least 10). A call that
-	// never reached the upstream (no connection could be made) is retried
-	// once whatever this says.
+	// trust in it (an Override's Annotations, when set, are the operator's
+	// own word, and are what is trusted). Retries stay within a budget: a
+	// fifth of the calls, with bursts of a quarter of MaxInFlight (at least
+	// 10). A call that never reached the upstream (no connection could be
+	// made) is retried once whatever this says.
 	RetryIdempotent bool
+	// Refresh is how often Watch reads the upstream's tools/list again; 0
+	// means at the upstream's ttlMs (how long it says the list may be
+	// cached), at least a second apart, or a minute when it gives none.
+	Refresh time.Duration
 	// IdleTimeout closes a connection to the upstream idle that long, so
 	// that the gateway does not send a call on one the upstream is
 	// closing; 0 means 4 seconds, below common servers' keep-alive
@@ -163,6 +202,9 @@ func Connect(ctx context.Context, opts Options) (*Upstream, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The overrides are read at each refresh: a caller changing its map
+	// afterwards must not race with one.
+	opts.Overrides = maps.Clone(opts.Overrides)
 	// Connect's requests are the gateway's own, on no caller's behalf.
 	ctx = own(ctx)
 	if err := c.negotiate(ctx); err != nil {
@@ -205,14 +247,14 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 }
 
 // Watch refreshes the upstream's tools until ctx ends, and calls changed
-// with them each time they change. It refreshes every interval; an
-// interval of 0 means the upstream's own ttlMs (how long its tools/list
-// may be cached), but at least a second, or a minute when it gives none.
-// A refresh that fails is
-// logged, and the tools stay as they were until one succeeds.
-func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed func([]*tools.Tool)) {
+// with them each time they change. It refreshes every Options.Refresh; 0
+// means at the upstream's own ttlMs (how long its tools/list may be
+// cached), but at least a second, or a minute when it gives none. A
+// refresh that fails is logged, and the tools stay as they were until one
+// succeeds.
+func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
 	for {
-		wait := interval
+		wait := u.opts.Refresh
 		if wait <= 0 {
 			u.mu.Lock()
 			wait = u.ttl
@@ -245,12 +287,13 @@ func (u *Upstream) Watch(ctx context.Context, interval time.Duration, changed fu
 const minWatch = time.Second
 
 // Tools returns the upstream's tools as the server serves them, in the
-// upstream's order. A served name is Prefix followed by the upstream's
-// name, with every character outside A-Z a-z 0-9 _ . - replaced by '_'; a name
-// that is then longer than 64 characters (what model APIs accept), or the
-// same as another's, keeps its first 55 bytes and ends in '-' and 8 hex
-// digits of a hash of the upstream's name, so that the same upstream
-// always yields the same names. It is a copy.
+// upstream's order. A served name is its override's Name when it has one
+// (Override); otherwise Prefix followed by the upstream's name, with every
+// character outside A-Z a-z 0-9 _ . - replaced by '_', and a name that is
+// then longer than 64 characters (what model APIs accept), or the same as
+// another's, keeps its first 55 bytes and ends in '-' and 8 hex digits of
+// a hash of the upstream's name, so that the same upstream always yields
+// the same names. It is a copy.
 func (u *Upstream) Tools() []*tools.Tool { return append([]*tools.Tool(nil), *u.tools.Load()...) }
 
 // Version returns the revision negotiated with the upstream.

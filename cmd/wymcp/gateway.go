@@ -289,7 +289,7 @@ func (g *gateway) watch(l *live) {
 	ctx, cancel := context.WithCancel(g.watches)
 	l.cancel = cancel
 	g.wg.Go(func() {
-		l.u.Watch(ctx, l.e.Refresh, func(ts []*tools.Tool) { g.changed(l.u, l.e.Name, len(ts)) })
+		l.u.Watch(ctx, func(ts []*tools.Tool) { g.changed(l.u, l.e.Name, len(ts)) })
 	})
 }
 

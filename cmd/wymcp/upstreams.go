@@ -641,6 +641,7 @@ func (e *upstreamEntry) options() upstream.Options {
 		BreakerProbeInterval:      e.BreakerProbeInterval,
 		RetryIdempotent:           e.RetryIdempotent,
 		IdleTimeout:               e.IdleTimeout,
+		Refresh:                   e.Refresh,
 	}
 }
 

@@ -21,8 +21,9 @@ import (
 //
 //   - the gateway's SERVER span "tools/call up_echo", child of the caller's
 //     span;
-//   - the gateway's CLIENT span "tools/call echo", child of that SERVER
-//     span, naming the upstream (server.address, server.port);
+//   - the gateway's CLIENT span "tools/call up_echo", child of that SERVER
+//     span, naming the upstream (server.address, server.port) and its name
+//     of the tool (wymcp.upstream.tool "echo");
 //   - the upstream's SERVER span "tools/call echo", child of the CLIENT
 //     span (the trace context went across in the forwarded request);
 //
@@ -86,7 +87,7 @@ func TestGatewayTrace(t *testing.T) {
 	}
 
 	gw := waitFor(t, col, gatewayService,
-		[]string{"tools/call " + prefix + "echo", "tools/call echo"}, []string{"mcp.client.operation.duration"})
+		[]string{"tools/call " + prefix + "echo"}, []string{"mcp.client.operation.duration"})
 	up := waitFor(t, col, upstreamService, []string{"tools/call echo"}, nil)
 
 	// The spans of the caller's trace, by service and kind.
@@ -108,7 +109,7 @@ func TestGatewayTrace(t *testing.T) {
 		return found[0]
 	}
 	server := inTrace(gw, "tools/call "+prefix+"echo", spanKindServer, "SPAN_KIND_SERVER")
-	hop := inTrace(gw, "tools/call echo", spanKindClient, "SPAN_KIND_CLIENT")
+	hop := inTrace(gw, "tools/call "+prefix+"echo", spanKindClient, "SPAN_KIND_CLIENT")
 	upstream := inTrace(up, "tools/call echo", spanKindServer, "SPAN_KIND_SERVER")
 	t.Logf("trace %s: caller %s → gateway SERVER %s → gateway CLIENT %s → upstream SERVER %s",
 		traceID, callerSpan, server.SpanID, hop.SpanID, upstream.SpanID)
@@ -137,9 +138,10 @@ func TestGatewayTrace(t *testing.T) {
 		}
 	}
 
-	// The served name on the gateway's SERVER span, the upstream's on the
-	// hop and upstream spans; the hop names the upstream it went to, and
-	// its request id is the one the upstream answered.
+	// The served name on the gateway's SERVER and CLIENT spans, the
+	// upstream's on the upstream's span and in the hop's
+	// wymcp.upstream.tool; the hop names the upstream it went to, and its
+	// request id is the one the upstream answered.
 	for _, c := range []struct {
 		what string
 		s    span
@@ -150,9 +152,9 @@ func TestGatewayTrace(t *testing.T) {
 			"mcp.protocol.version": protocolVersion, "jsonrpc.request.id": "7",
 		}},
 		{"the gateway's CLIENT span", hop, map[string]string{
-			"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
+			"mcp.method.name": "tools/call", "gen_ai.tool.name": prefix + "echo", "gen_ai.operation.name": "execute_tool",
 			"mcp.protocol.version": protocolVersion, "server.address": u.Hostname(), "server.port": u.Port(),
-			"jsonrpc.request.id": attrs(upstream.Attributes)["jsonrpc.request.id"],
+			"jsonrpc.request.id": attrs(upstream.Attributes)["jsonrpc.request.id"], "wymcp.upstream.tool": "echo",
 		}},
 		{"the upstream's SERVER span", upstream, map[string]string{
 			"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
@@ -171,7 +173,8 @@ func TestGatewayTrace(t *testing.T) {
 	}
 
 	// The hop's metric, from the gateway: a histogram in seconds with a
-	// point for tools/call echo at the upstream, without error.type.
+	// point for tools/call up_echo (the served name) at the upstream,
+	// without error.type.
 	var last *metric
 	for i, m := range gw.metrics {
 		if m.Name == "mcp.client.operation.duration" {
@@ -187,14 +190,14 @@ func TestGatewayTrace(t *testing.T) {
 	for _, dp := range last.Histogram.DataPoints {
 		a := attrs(dp.Attributes)
 		points = append(points, fmt.Sprint(a, " count ", strings.Trim(string(dp.Count), `"`)))
-		if a["mcp.method.name"] == "tools/call" && a["gen_ai.tool.name"] == "echo" && a["error.type"] == "" &&
+		if a["mcp.method.name"] == "tools/call" && a["gen_ai.tool.name"] == prefix+"echo" && a["error.type"] == "" &&
 			a["server.address"] == u.Hostname() && a["server.port"] == u.Port() &&
 			strings.Trim(string(dp.Count), `"`) == "1" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("mcp.client.operation.duration has no point {tools/call, echo, %s:%s} with count 1: %q", u.Hostname(), u.Port(), points)
+		t.Errorf("mcp.client.operation.duration has no point {tools/call, %secho, %s:%s} with count 1: %q", prefix, u.Hostname(), u.Port(), points)
 	}
 }
 

@@ -59,10 +59,10 @@ type Hop struct {
 	version string
 }
 
-// Start opens the hop of a request of method (tool names the upstream's
-// tool of a tools/call, "" otherwise), in revision version, and returns the
-// context the request is sent under: its span is the CLIENT span, a child
-// of the span in ctx.
+// Start opens the hop of a request of method (tool names the tool of a
+// tools/call as the gateway serves it, "" otherwise), in revision version,
+// and returns the context the request is sent under: its span is the
+// CLIENT span, a child of the span in ctx.
 func (h *Hops) Start(ctx context.Context, method, tool, version string) (context.Context, Hop) {
 	hop := Hop{h: h, span: noopSpan, method: method, tool: tool, version: version}
 	if h.duration.Enabled(ctx) {
@@ -105,6 +105,20 @@ func (hop *Hop) TraceContext(ctx context.Context) (traceparent, tracestate strin
 	c := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, c)
 	return c["traceparent"], c["tracestate"]
+}
+
+// keyUpstreamTool is the upstream's own name of the tool a hop calls, on
+// its CLIENT span when the gateway serves it under another (a prefix, an
+// override): the span and metric name the served one, as the client
+// called it, and this joins the two.
+const keyUpstreamTool = "wymcp.upstream.tool"
+
+// SetUpstreamTool records name, the upstream's name of the tool called,
+// when it is not the served name the hop started with.
+func (hop *Hop) SetUpstreamTool(name string) {
+	if name != hop.tool && hop.span.IsRecording() {
+		hop.span.SetAttributes(attribute.String(keyUpstreamTool, truncate(name)))
+	}
 }
 
 // SetRequestID records the request's JSON-RPC id.

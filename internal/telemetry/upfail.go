@@ -57,7 +57,7 @@ func NewUpstreamFailures(mp metric.MeterProvider, logger *slog.Logger, name stri
 
 // UpstreamFailure is one failed forwarded call, as logged.
 type UpstreamFailure struct {
-	// Tool is the upstream's name of the tool called.
+	// Tool is the name of the tool called, as the gateway serves it.
 	Tool string
 	// ErrorType is the hop's error.type: the class of the failure.
 	ErrorType string
