@@ -39,8 +39,10 @@ import (
 // field; defined here and nowhere else (New resolves them once).
 const (
 	defaultPageSize = 100
-	// The tool set never changes while a server runs, so only a deploy
-	// makes a cached list stale.
+	// A served tool set changes only with a deploy or a SetTools (a
+	// gateway's, when an upstream's tools change), and no client is told
+	// of a change (no listChanged): this is how long a list it caches may
+	// stay stale then.
 	defaultCacheTTL = 5 * time.Minute
 	// The limit of the TypeScript SDK.
 	defaultMaxBodyBytes = 4 << 20
@@ -77,7 +79,9 @@ type Options struct {
 	PageSize int
 	// CacheTTL is the ttlMs of server/discover and tools/list; 0 means 5
 	// minutes; negative means 0 (results are stale at once). The tool set
-	// never changes while a server runs, so only deploys make it stale.
+	// changes only with a deploy or a Server.SetTools, and clients learn of
+	// a change only when their cached list expires: a server whose tools
+	// change while it runs (a gateway) may want it shorter.
 	CacheTTL time.Duration
 	// CursorSecret keys the tools/list cursors' MAC (tamper evidence).
 	// Replicas behind one load balancer must share it; nil is a valid key
@@ -195,7 +199,13 @@ func New(info protocol.Implementation, opts *Options, ts ...*tools.Tool) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	h := transport.New(cfg, sys, telemetry.New(cfg))
+	obs := telemetry.New(telemetry.Options{
+		TracerProvider: cfg.TracerProvider,
+		MeterProvider:  cfg.MeterProvider,
+		Logger:         cfg.Logger,
+		Versions:       cfg.Versions,
+	})
+	h := transport.New(cfg, sys, obs)
 	return &Server{handler: h, system: sys, auth: stage, drain: drain{delay: cfg.DrainDelay}}, nil
 }
 

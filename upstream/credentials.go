@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wymcp/wymcp/internal/opfile"
 	"github.com/wymcp/wymcp/internal/wire"
+	"github.com/wymcp/wymcp/opfile"
 )
 
 // Credentials authenticate the gateway to an upstream. They are the

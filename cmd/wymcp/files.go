@@ -1,6 +1,6 @@
 package main
 
-import "github.com/wymcp/wymcp/internal/opfile"
+import "github.com/wymcp/wymcp/opfile"
 
 // Caps of the files the operator names: what each can hold, with room to
 // spare, so that a wrong path (a log, a disk image) fails at once instead
@@ -15,6 +15,6 @@ const (
 )
 
 // readOperatorFile reads a file a flag or the -upstreams file names
-// (internal/opfile.Read: bounded, never blocking, regular files only): at
+// (opfile.Read: bounded, never blocking, regular files only): at
 // start and on SIGHUP no file can hang the process or grow it.
 func readOperatorFile(path string, max int64) ([]byte, error) { return opfile.Read(path, max) }

@@ -17,8 +17,6 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc/grpclog"
-
-	"github.com/wymcp/wymcp/internal/telemetry"
 )
 
 // The log formats of -log-format.
@@ -263,14 +261,14 @@ func (h currentHandler) then(f func(slog.Handler) slog.Handler) func(slog.Handle
 // otelErrors takes the errors OpenTelemetry reports other than the failed
 // exports, which the exporters' wrappers log with their endpoint
 // (otel.go): at most one line per exportLogInterval.
-var otelErrors = &otelErrorLog{limit: telemetry.Limiter{Interval: exportLogInterval}}
+var otelErrors = &otelErrorLog{limit: throttle{interval: exportLogInterval}}
 
 // exportLogInterval is how often a failure that persists is logged again:
 // a dead collector fails every export, and must not flood the log.
 const exportLogInterval = time.Minute
 
 // otelErrorLog is otel's error handler: the errors it is handed, throttled.
-type otelErrorLog struct{ limit telemetry.Limiter }
+type otelErrorLog struct{ limit throttle }
 
 func (l *otelErrorLog) handle(err error) {
 	if _, ok := errors.AsType[*exportError](err); ok {
@@ -281,7 +279,7 @@ func (l *otelErrorLog) handle(err error) {
 		// nothing was lost that the flush at exit does not report.
 		return
 	}
-	ok, suppressed := l.limit.Allow(time.Now())
+	ok, suppressed := l.limit.allow(time.Now())
 	if !ok {
 		return
 	}

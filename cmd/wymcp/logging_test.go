@@ -176,7 +176,7 @@ func TestProcessHooks(t *testing.T) {
 	var buf syncBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: noTime}))
 	restore := useLogger(logger)
-	otelErrors.limit.Reset() // another test's error must not hold this one back
+	otelErrors.limit.reset() // another test's error must not hold this one back
 	log.Print("from the log package")
 	otel.Handle(errors.New("boom"))
 	grpclog.Errorf("grpc says %d", 1)

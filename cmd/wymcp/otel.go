@@ -25,8 +25,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/wymcp/wymcp/internal/telemetry"
 )
 
 // otelSetup is what setupOTel installed: the providers to hand to
@@ -329,7 +327,7 @@ type destination struct {
 	protocol string // OTLP only
 	endpoint string // a URL, or "stderr"
 	logger   *slog.Logger
-	limit    telemetry.Limiter
+	limit    throttle
 
 	// flushing is set when the flush at exit begins; abort then ends the
 	// exports still running shortly before the flush's deadline, so that
@@ -346,7 +344,7 @@ type destination struct {
 
 func newDestination(getenv func(string) string, sig, exporter string, logger *slog.Logger) *destination {
 	d := &destination{signal: sig, exporter: exporter, endpoint: "stderr", logger: logger}
-	d.limit.Interval = exportLogInterval
+	d.limit.interval = exportLogInterval
 	if exporter == "otlp" {
 		upper := strings.ToUpper(sig)
 		d.protocol = otlpProtocol(getenv, upper)
@@ -396,7 +394,7 @@ func (d *destination) export(ctx context.Context, f func(context.Context) error)
 	if err == nil {
 		if d.failures > 0 && !d.flushing.Load() {
 			d.logger.Info("OpenTelemetry export recovered", append(d.attrs(), "failed", d.failures)...)
-			d.limit.Reset()
+			d.limit.reset()
 		}
 		d.failures, d.flushErr = 0, nil
 		return nil
@@ -404,7 +402,7 @@ func (d *destination) export(ctx context.Context, f func(context.Context) error)
 	d.failures++
 	if d.flushing.Load() {
 		d.flushErr = err
-	} else if ok, suppressed := d.limit.Allow(time.Now()); ok {
+	} else if ok, suppressed := d.limit.allow(time.Now()); ok {
 		attrs := append(d.attrs(), "err", exportCause(err))
 		if suppressed > 0 {
 			attrs = append(attrs, "suppressed", suppressed)

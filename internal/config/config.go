@@ -1,8 +1,10 @@
 // Package config is the server's settings after defaults: the one
-// configuration every internal package reads. wymcp.Options is its public
+// configuration the server's components read. wymcp.Options is its public
 // form, and the defaults are wymcp's exported Default constants; wymcp.New
 // resolves one into the other, once, and every component takes the same
-// *Server. No internal package has a default of its own.
+// *Server (but internal/telemetry, which upstream uses too: wymcp.New
+// hands it the few settings it records to, telemetry.Options). No internal
+// package has a default of its own.
 package config
 
 import (

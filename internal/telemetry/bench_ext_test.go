@@ -12,7 +12,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/telemetry"
 	"github.com/wymcp/wymcp/internal/wire"
 )
@@ -32,9 +31,9 @@ func BenchmarkOp(b *testing.B) {
 	}
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
-	run := func(b *testing.B, cfg *config.Server) {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-		o := telemetry.New(cfg)
+	run := func(b *testing.B, opts telemetry.Options) {
+		opts.Logger = slog.New(slog.DiscardHandler)
+		o := telemetry.New(opts)
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -47,12 +46,12 @@ func BenchmarkOp(b *testing.B) {
 		}
 	}
 	b.Run("off", func(b *testing.B) {
-		run(b, &config.Server{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider(), Logger: slog.Default()})
+		run(b, telemetry.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider(), Logger: slog.Default()})
 	})
 	b.Run("on", func(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(discard{}))
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		run(b, &config.Server{TracerProvider: tp, MeterProvider: mp, Logger: slog.Default()})
+		run(b, telemetry.Options{TracerProvider: tp, MeterProvider: mp, Logger: slog.Default()})
 	})
 }
 

@@ -14,7 +14,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
@@ -153,7 +152,7 @@ func TestFaultLogThrottled(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	logs := &records{}
-	o := New(&config.Server{TracerProvider: tp, MeterProvider: metricnoop.NewMeterProvider(), Logger: slog.New(logs)})
+	o := New(Options{TracerProvider: tp, MeterProvider: metricnoop.NewMeterProvider(), Logger: slog.New(logs)})
 	stack := []byte("goroutine 7 [running]:\nmain.boom()\n\t/src/boom.go:12 +0x1d\n" + strings.Repeat("frame\n", 900))
 
 	t0 := time.Unix(1_000_000, 0)

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/wire"
 )
 
@@ -48,25 +47,40 @@ type Observer struct {
 // durationBuckets are the semconv buckets of mcp.server.operation.duration.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// New returns an Observer recording to cfg's providers (the OpenTelemetry
-// globals when nil) and logger.
-func New(cfg *config.Server) *Observer {
-	tp := cfg.TracerProvider
+// Options are what an Observer records to: the part of the server's
+// settings telemetry reads, so that this package depends on no
+// configuration of the server's (the caller, wymcp.New, picks them out).
+type Options struct {
+	// TracerProvider and MeterProvider receive spans and metrics; nil
+	// means the OpenTelemetry globals, read here and followed if an SDK is
+	// installed later (see traceSwitch).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Logger receives the contained faults; nil logs nothing.
+	Logger *slog.Logger
+	// Versions are the revisions served: the values mcp.protocol.version
+	// takes on metrics.
+	Versions *wire.Versions
+}
+
+// New returns an Observer recording to opts' providers and logger.
+func New(opts Options) *Observer {
+	tp := opts.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	mp := cfg.MeterProvider
+	mp := opts.MeterProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	logger := cfg.Logger
+	logger := opts.Logger
 	meter := mp.Meter(ScopeName)
 	o := &Observer{
-		versions:   cfg.Versions,
+		versions:   opts.Versions,
 		tracer:     tp.Tracer(ScopeName),
 		logger:     logger,
 		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
-		tracing:    traceSwitch(cfg.TracerProvider, tp),
+		tracing:    traceSwitch(opts.TracerProvider, tp),
 		faultLog:   newFaultLogs(logger),
 	}
 	if logger != nil {

@@ -101,7 +101,7 @@ func TestBodyBudget(t *testing.T) {
 // (its unread body is not drained).
 func TestBodyBudgetAnswer(t *testing.T) {
 	cfg := &config.Server{MaxBodyBytes: 1 << 20}
-	h := New(cfg, nil, telemetry.New(cfg))
+	h := New(cfg, nil, telemetry.New(telemetry.Options{}))
 	h.bodyLimit = 1 << 10
 	w := httptest.NewRecorder()
 	// Past what the pool keeps: no pooled buffer can take it.

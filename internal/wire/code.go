@@ -16,7 +16,9 @@ const (
 	// CodeInvalidRequest: valid JSON, but not a single JSON-RPC 2.0 request or
 	// notification (a batch, a response, a bad id), or refused at the HTTP edge.
 	CodeInvalidRequest Code = -32600
-	// CodeMethodNotFound: a method outside server/discover, tools/list, tools/call.
+	// CodeMethodNotFound: a method outside server/discover, tools/list,
+	// tools/call (in a 2025 era served: initialize, ping, tools/list,
+	// tools/call).
 	CodeMethodNotFound Code = -32601
 	// CodeInvalidParams: a malformed `_meta` envelope, an unknown tool, a bad cursor.
 	CodeInvalidParams Code = -32602

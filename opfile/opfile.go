@@ -1,7 +1,9 @@
 // Package opfile reads the files an operator names (secrets, key rings,
 // configuration) the one way: bounded, never blocking, regular files only.
-// Both the library (upstream credentials) and the server binary read them
-// through it, so that the rule has one owner.
+// The library (upstream.StaticHeaders) and the server binary read them
+// through it, so that the rule has one owner; it is public because the
+// binary is a module of its own and imports no internal package of the
+// library's, and an embedder reading its own secrets gets the same rule.
 package opfile
 
 import (
