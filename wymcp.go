@@ -3,10 +3,12 @@
 //
 // A *Server is an http.Handler: mount it at the path you choose on the mux
 // you already have. Each POST carries one JSON-RPC message; the server
-// answers server/discover, tools/list and tools/call, and refuses everything
-// else with the answer docs/design.md §5 specifies. Tools are built with
-// package tools, typed (schemas inferred from Go types) or raw (a JSON
-// Schema kept byte-for-byte).
+// answers server/discover, tools/list and tools/call (and initialize and
+// ping for the 2025 revisions Options.Versions lists), and refuses
+// everything else with the answer docs/design.md §5 specifies. Tools are
+// built with package tools, typed (schemas inferred from Go types) or raw
+// (a JSON Schema kept byte-for-byte); a server serves those given to New
+// until Server.SetTools replaces them.
 package wymcp
 
 import (

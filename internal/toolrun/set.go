@@ -10,8 +10,8 @@ import (
 
 // Set is the tool set of one server: tools with unique names, in the order
 // they were given (the order of tools/list). It is fixed once built — the
-// server is stateless, so nothing registers a tool afterwards — and safe
-// for concurrent use.
+// server is stateless, so no request registers a tool; Server.SetTools
+// replaces the server's Set with a new one — and safe for concurrent use.
 type Set struct {
 	list   []*Tool
 	byName map[string]*Tool
