@@ -65,3 +65,26 @@ func Result(url string, r RPC) (string, error) {
 	out, err := json.Marshal(answer.Result)
 	return string(out), err
 }
+
+// ToolNames sends a tools/list to url and returns the names of the tools
+// of its first page, in the server's order, or the answer when it is not
+// a list.
+func ToolNames(url string) ([]string, error) {
+	res, err := Result(url, Call("tools/list", ""))
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(res), &list); err != nil {
+		return nil, fmt.Errorf("not a list: %s", res)
+	}
+	names := make([]string, len(list.Tools))
+	for i, t := range list.Tools {
+		names[i] = t.Name
+	}
+	return names, nil
+}

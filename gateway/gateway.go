@@ -1,0 +1,294 @@
+// Package gateway composes local tools and the tools of any number of
+// upstream MCP servers (package upstream) into what one or more MCP
+// endpoints serve: the gateway of cmd/wymcp's -upstreams, as a type an
+// embedder builds in code (docs/design.md §10c).
+//
+// [New] connects the upstreams at once; one that cannot be reached is
+// tried again in the background, with backoff, and costs only its own
+// tools. Each upstream's changes are served as they come. Two tools that
+// would be served under one name are decided by one rule: the first in
+// order wins (the local tools, then the upstreams in the order given),
+// and the later one is left out and logged; nothing fails and nothing
+// else waits. Each [View] is an MCP endpoint of its own, a plain
+// *wymcp.Server serving the tools its patterns pick; the Gateway routes to
+// them by path, drains them together and is ready when they are.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/tools"
+	"github.com/wymcp/wymcp/upstream"
+)
+
+// Options configures a Gateway.
+type Options struct {
+	// Info is the serverInfo of every view but one that names its own.
+	// Its Name and Version are required.
+	Info protocol.Implementation
+	// Server configures every view's *wymcp.Server. With Views, each view
+	// seals requestState with keys derived from StateKeys and its path (a
+	// random ring when StateKeys is nil), so that a state one view made is
+	// refused by another, as a foreign one is; the derived keys are the
+	// same on every replica given the same ring. Without Views, the one
+	// view uses StateKeys as given. Logger, TracerProvider and
+	// MeterProvider serve the gateway's own logs and metrics too, and the
+	// upstreams' where their Options leave them nil.
+	Server wymcp.Options
+	// Tools are the local tools, served first: an upstream's tool of the
+	// same name is left out.
+	Tools []*tools.Tool
+	// Upstreams are connected at once, each within its ConnectTimeout.
+	// Their order decides name conflicts. Names must be unique: a Reload
+	// matches upstreams by name.
+	Upstreams []upstream.Options
+	// Views are the endpoints; nil means one view serving every tool,
+	// with Path "".
+	Views []View
+}
+
+// View is one MCP endpoint of the gateway: a curated subset of the served
+// tools, for one team or one client, with its own serverInfo name and
+// protected resource.
+type View struct {
+	// Path is where the view is served (the Gateway's ServeHTTP routes by
+	// exact path): it starts with "/", and no two views share it. "" is
+	// allowed for a single view, which then answers on any path: wherever
+	// the embedder mounts the Gateway.
+	Path string
+	// Tools pick the view's tools among the served ones: served names, or
+	// path.Match patterns over them ("github_*"). Nil or empty: every
+	// tool.
+	Tools []string
+	// Name is the view's serverInfo name; "" means Options.Info.Name.
+	Name string
+	// Auth makes the view its own protected resource (its
+	// Authenticator checks that tokens name the view's audience); nil
+	// means Options.Server.Auth.
+	Auth *wymcp.AuthOptions
+}
+
+// Gateway serves the composed tools through its views. It is an
+// http.Handler; its methods are safe for concurrent use.
+type Gateway struct {
+	own    []*tools.Tool
+	logger *slog.Logger
+	tp     trace.TracerProvider
+	mp     metric.MeterProvider
+	unreg  metric.Registration
+
+	// views never change once New returns (their patterns do, under
+	// mu); byPath routes to them, single is the view with Path "".
+	views  []*view
+	byPath map[string]*wymcp.Server
+	single *wymcp.Server
+
+	// reloading serializes Reload, the upstreams connecting late, and
+	// Close after them.
+	reloading sync.Mutex
+	// mu guards what follows, and orders the views' SetTools: the sets
+	// published last are built from the upstreams' latest tools.
+	mu       sync.Mutex
+	ups      []*live
+	retiring map[*live]*time.Timer
+	closed   bool
+	// serving is the number of tools served, every view's together, for
+	// readiness; leftOut the tools the conflict rule leaves out now.
+	serving int
+	leftOut map[conflict]bool
+	// watches is the parent of every watch's and try's context.
+	watches     context.Context
+	stopWatches context.CancelFunc
+	wg          sync.WaitGroup
+}
+
+var _ http.Handler = (*Gateway)(nil)
+
+// ErrClosed is Reload's error once the Gateway is closed.
+var ErrClosed = errors.New("gateway: closed")
+
+// New connects the upstreams, at once, and builds the views' servers. An
+// upstream that cannot be connected within its ConnectTimeout (or before
+// ctx ends) never fails New: it is logged and tried again in the
+// background (a second, doubling to half a minute), its tools served once
+// it connects. New fails on options that cannot be served: a view's path
+// or pattern, an upstream without a unique name, what wymcp.New refuses.
+// ctx bounds the connections made here, not the Gateway's life: Close
+// (or Shutdown) ends it.
+func New(ctx context.Context, opts Options) (*Gateway, error) {
+	views, err := checkViews(opts.Views)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUpstreams(opts.Upstreams); err != nil {
+		return nil, err
+	}
+	g := &Gateway{
+		own:      slices.Clone(opts.Tools),
+		logger:   opts.Server.Logger,
+		tp:       opts.Server.TracerProvider,
+		mp:       opts.Server.MeterProvider,
+		retiring: map[*live]*time.Timer{},
+		leftOut:  map[conflict]bool{},
+		byPath:   map[string]*wymcp.Server{},
+	}
+	if g.logger == nil {
+		g.logger = slog.Default()
+	}
+	g.watches, g.stopWatches = context.WithCancel(context.Background())
+	ups := g.connect(ctx, opts.Upstreams)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ups = ups
+	ts, left := g.compose(ups)
+	if err := g.build(opts, views, ts); err != nil {
+		g.stopWatches()
+		closeAll(ups)
+		return nil, err
+	}
+	g.serving = len(ts)
+	g.noteConflicts(left)
+	for _, l := range ups {
+		if l.u != nil {
+			g.logger.Info("upstream connected", l.logAttrs()...)
+		}
+		g.start(l)
+	}
+	g.unreg = g.instrument()
+	return g, nil
+}
+
+// checkViews checks the views' paths and patterns and returns them, or
+// the one view of every tool when there are none.
+func checkViews(vs []View) ([]View, error) {
+	if len(vs) == 0 {
+		return []View{{}}, nil
+	}
+	seen := map[string]bool{}
+	for i, v := range vs {
+		switch {
+		case v.Path == "" && len(vs) > 1:
+			return nil, fmt.Errorf("gateway: Views[%d]: a path is needed when there is more than one view", i)
+		case v.Path != "" && v.Path[0] != '/':
+			return nil, fmt.Errorf("gateway: Views[%d]: path %q does not start with /", i, v.Path)
+		case seen[v.Path]:
+			return nil, fmt.Errorf("gateway: Views[%d]: path %q is another view's", i, v.Path)
+		}
+		seen[v.Path] = true
+		if err := checkPatterns(v.Tools); err != nil {
+			return nil, fmt.Errorf("gateway: Views[%d] (%s): %w", i, v.Path, err)
+		}
+	}
+	return vs, nil
+}
+
+// checkPatterns refuses a pattern path.Match cannot read.
+func checkPatterns(ps []string) error {
+	for _, p := range ps {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("tool pattern %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// checkUpstreams refuses an upstream without a name, or two of one name:
+// a reload tells them apart by it, and logs and metrics name them so.
+func checkUpstreams(list []upstream.Options) error {
+	seen := make(map[string]bool, len(list))
+	for i, o := range list {
+		switch {
+		case o.Name == "":
+			return fmt.Errorf("gateway: Upstreams[%d] has no name", i)
+		case seen[o.Name]:
+			return fmt.Errorf("gateway: Upstreams[%d]: the name %q is another upstream's", i, o.Name)
+		}
+		seen[o.Name] = true
+	}
+	return nil
+}
+
+// build makes the views' servers from the served tools ts; g.mu is held.
+func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
+	ring, err := stateRing(opts)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		info := opts.Info
+		if v.Name != "" {
+			info.Name = v.Name
+		}
+		so := opts.Server
+		if v.Auth != nil {
+			so.Auth = v.Auth
+		}
+		if opts.Views != nil {
+			so.StateKeys = viewKeys(ring, v.Path)
+		}
+		picked := pick(ts, v.Tools)
+		srv, err := wymcp.New(info, &so, picked...)
+		if err != nil {
+			for _, w := range g.views {
+				_ = w.srv.Shutdown(context.Background())
+			}
+			if v.Path != "" {
+				err = fmt.Errorf("view %s: %w", v.Path, err)
+			}
+			return err
+		}
+		w := &view{path: v.Path, patterns: slices.Clone(v.Tools), srv: srv, tools: picked, ready: srv.ReadinessHandler()}
+		g.views = append(g.views, w)
+		if v.Path == "" {
+			g.single = srv
+		} else {
+			g.byPath[v.Path] = srv
+		}
+	}
+	return nil
+}
+
+// ServeHTTP routes a request to the view whose Path is the request's,
+// exactly (no prefix or trailing-slash matching), and answers 404
+// otherwise; a single view with Path "" takes every request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s := g.route(r.URL.Path); s != nil {
+		s.ServeHTTP(w, r)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+// View returns the server of the view at path ("" without Views), or nil
+// when there is none: for an embedder who mounts each view on a mux of
+// its own, beside its own handlers (the resource metadata of a view's
+// auth, say). Drain and shut it down through the Gateway.
+func (g *Gateway) View(path string) *wymcp.Server {
+	if g.single != nil && path != "" {
+		return nil
+	}
+	return g.route(path)
+}
+
+// route is the server of a request to path: a map read, no allocation
+// (the hot path is the view's).
+func (g *Gateway) route(path string) *wymcp.Server {
+	if g.single != nil {
+		return g.single
+	}
+	return g.byPath[path]
+}

@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"path"
+	"sync"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/tools"
+)
+
+// view is one endpoint: its server, and the tools it serves now.
+type view struct {
+	path string
+	srv  *wymcp.Server
+	// ready is srv's readiness endpoint.
+	ready http.Handler
+	// patterns and tools change on a reload or an upstream's change,
+	// under the Gateway's mu.
+	patterns []string
+	tools    []*tools.Tool
+}
+
+// pick returns the tools of ts whose names match a pattern, in ts' order;
+// no pattern picks them all.
+func pick(ts []*tools.Tool, patterns []string) []*tools.Tool {
+	if len(patterns) == 0 {
+		return ts
+	}
+	out := make([]*tools.Tool, 0, len(ts))
+	for _, t := range ts {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, t.Name()); ok {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// keySize is the size of a requestState key (AES-256), which
+// wymcp.Options.StateKeys checks.
+const keySize = 32
+
+// stateRing is the ring the views' keys are derived from: the server's,
+// or a random key for this Gateway's life.
+func stateRing(opts Options) ([][]byte, error) {
+	for i, k := range opts.Server.StateKeys {
+		// Checked here, since a derived key is always of the right size.
+		if len(k) != keySize {
+			return nil, fmt.Errorf("gateway: Options.Server.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), keySize)
+		}
+	}
+	if len(opts.Server.StateKeys) > 0 || opts.Views == nil {
+		return opts.Server.StateKeys, nil
+	}
+	key := make([]byte, keySize)
+	rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
+	return [][]byte{key}, nil
+}
+
+// viewKeys derives the view at path's ring from ring, key by key, so that
+// rotating the ring rotates every view's, and no view's key opens
+// another's states.
+func viewKeys(ring [][]byte, path string) [][]byte {
+	out := make([][]byte, len(ring))
+	for i, k := range ring {
+		m := hmac.New(sha256.New, k)
+		m.Write([]byte("wymcp view " + path))
+		out[i] = m.Sum(nil)
+	}
+	return out
+}
+
+// ReadinessHandler is the gateway's readiness endpoint: each view's
+// (wymcp.Server.ReadinessHandler: 503 once a drain begins, or while a
+// view's authenticator is not ready), and then 503 while no tool at all
+// is served (every upstream still connecting). A gateway is ready when a
+// tool is served, not when every upstream is, so that one upstream down
+// does not take every replica out of its balancer (docs/operations.md).
+func (g *Gateway) ReadinessHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var last *captured
+		for _, v := range g.views {
+			c := &captured{header: http.Header{}}
+			v.ready.ServeHTTP(c, r)
+			if c.code != http.StatusOK {
+				c.writeTo(w)
+				return
+			}
+			last = c
+		}
+		if !g.ready() {
+			http.Error(w, "no tool served yet: every upstream is still connecting", http.StatusServiceUnavailable)
+			return
+		}
+		last.writeTo(w)
+	})
+}
+
+// ready reports whether a tool is served.
+func (g *Gateway) ready() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.serving > 0
+}
+
+// captured is a view's readiness answer, held until the gateway knows
+// which to send.
+type captured struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (c *captured) Header() http.Header { return c.header }
+func (c *captured) WriteHeader(code int) {
+	if c.code == 0 {
+		c.code = code
+	}
+}
+func (c *captured) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return c.body.Write(b)
+}
+
+func (c *captured) writeTo(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(c.code)
+	_, _ = w.Write(c.body.Bytes())
+}
+
+// Drain drains every view together (wymcp.Server.Drain): each a lame
+// duck for Options.Server.DrainDelay. It returns once they all have, or
+// with ctx's error.
+func (g *Gateway) Drain(ctx context.Context) error {
+	return g.each(func(s *wymcp.Server) error { return s.Drain(ctx) })
+}
+
+// Draining reports whether a drain has begun.
+func (g *Gateway) Draining() bool {
+	for _, v := range g.views {
+		if v.srv.Draining() {
+			return true
+		}
+	}
+	return false
+}
+
+// Shutdown shuts every view down together (wymcp.Server.Shutdown: each
+// drains, stops admitting and answers every call it admitted, cutting
+// the calls still running short if ctx ends), then closes the gateway:
+// the watches stop and the upstreams are closed, once no call is left to
+// forward. It returns the views' errors (ctx's, when the calls were cut).
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	err := g.each(func(s *wymcp.Server) error { return s.Shutdown(ctx) })
+	g.Close()
+	return err
+}
+
+// each runs f on every view's server at once.
+func (g *Gateway) each(f func(*wymcp.Server) error) error {
+	errs := make([]error, len(g.views))
+	var wg sync.WaitGroup
+	for i, v := range g.views {
+		wg.Go(func() { errs[i] = f(v.srv) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
