@@ -153,25 +153,94 @@ func (a *authFlags) scopeTools(ts []*tools.Tool) ([]*tools.Tool, error) {
 	return ts, nil
 }
 
-// serverAuth is what the flags build once the server's URL is known.
+// serverAuth is one protected resource: a view's authentication and its
+// RFC 9728 metadata document.
 type serverAuth struct {
 	options  *wymcp.AuthOptions
 	metadata *auth.MetadataHandler
 }
 
-// build makes the authenticator(s) and the metadata document. url is the
-// server's own URL, the default audience; ts is the scoped tool set.
-func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Tool, logger *slog.Logger) (*serverAuth, error) {
-	audience := a.audience
-	if audience == "" {
-		audience = serverURL
+// authKeys are what every view's authenticator shares: the issuer's keys
+// (one JWKS, fetched once) and the introspection client's secret.
+type authKeys struct {
+	jwks   *auth.JWKS
+	secret string
+	// remote is whether jwks is fetched from a URL.
+	remote bool
+}
+
+// fetch starts fetching remote keys, once every view's auth is built
+// (nothing is fetched for a start that fails): in the background (Ready
+// starts the fetch and never waits on it), so that a wrong URL shows in
+// the log at once (the JWKS logs a failed fetch) and the first request
+// finds the keys ready, but an authorization server still starting does
+// not stop ours.
+func (k *authKeys) fetch(ctx context.Context) {
+	if k.remote {
+		_ = k.jwks.Ready(ctx)
 	}
-	scopes := slices.Clone(a.required)
-	for _, t := range ts {
-		for _, s := range t.Scopes() {
-			if !slices.Contains(scopes, s) {
-				scopes = append(scopes, s)
+}
+
+// keys reads the JWKS (or starts fetching it) and the client secret.
+func (a *authFlags) keys(logger *slog.Logger) (*authKeys, error) {
+	k := &authKeys{}
+	var err error
+	if a.jwks != "" {
+		if strings.HasPrefix(a.jwks, "https://") || strings.HasPrefix(a.jwks, "http://") {
+			if k.jwks, err = auth.NewRemoteJWKS(a.jwks, &auth.JWKSOptions{Logger: logger}); err != nil {
+				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
 			}
+			k.remote = true
+		} else {
+			doc, err := readOperatorFile(a.jwks, maxJWKSFile)
+			if err != nil {
+				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
+			}
+			if k.jwks, err = auth.ParseJWKS(doc); err != nil {
+				return nil, usageError{err: fmt.Errorf("-auth-jwks %s: %w", a.jwks, err)}
+			}
+		}
+	}
+	if a.introspect != "" {
+		secret, err := readOperatorFile(a.secretFile, maxSecretFile)
+		if err != nil {
+			return nil, usageError{err: fmt.Errorf("-auth-client-secret-file: %w", err)}
+		}
+		if k.secret = strings.TrimSpace(string(secret)); k.secret == "" {
+			return nil, usageError{err: fmt.Errorf("-auth-client-secret-file %s is empty", a.secretFile)}
+		}
+	}
+	return k, nil
+}
+
+// resourceURI is the resource URI of the view at path (docs/auth.md): the
+// server's URL (base, scheme and host) with the view's path, or, with
+// -auth-audience, that URI's scheme and host with the view's path. With
+// views is false for the one endpoint of -path, whose audience is
+// -auth-audience as given.
+func (a *authFlags) resourceURI(base, path string, views bool) string {
+	if a.audience == "" {
+		return base + path
+	}
+	if !views {
+		return a.audience
+	}
+	u, err := url.Parse(a.audience)
+	if err != nil {
+		return a.audience // refused by NewMetadataHandler, naming it
+	}
+	return u.Scheme + "://" + u.Host + path
+}
+
+// resource makes one protected resource: the authenticator(s) checking
+// that tokens name audience, and the metadata document. required are the
+// scopes every request needs (-auth-required-scope and the view's
+// scopes), supported the ones the document lists besides them.
+func (a *authFlags) resource(k *authKeys, audience string, required, supported []string, logger *slog.Logger) (*serverAuth, error) {
+	scopes := slices.Clone(required)
+	for _, s := range supported {
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
 		}
 	}
 	prm, err := auth.NewMetadataHandler(auth.ResourceMetadata{
@@ -183,42 +252,14 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 		return nil, usageError{err: fmt.Errorf("-auth-audience: %w", err)}
 	}
 	var jwtAuth *auth.JWT
-	if a.jwks != "" {
-		var keys *auth.JWKS
-		if strings.HasPrefix(a.jwks, "https://") || strings.HasPrefix(a.jwks, "http://") {
-			if keys, err = auth.NewRemoteJWKS(a.jwks, &auth.JWKSOptions{Logger: logger}); err != nil {
-				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
-			}
-			// Fetch the keys now, in the background (Ready starts the
-			// fetch and never waits on it): a wrong URL shows in the log at
-			// once (the JWKS logs a failed fetch), and the first request
-			// finds them ready, but an authorization server still starting
-			// does not stop ours.
-			_ = keys.Ready(ctx)
-		} else {
-			doc, err := readOperatorFile(a.jwks, maxJWKSFile)
-			if err != nil {
-				return nil, usageError{err: fmt.Errorf("-auth-jwks: %w", err)}
-			}
-			if keys, err = auth.ParseJWKS(doc); err != nil {
-				return nil, usageError{err: fmt.Errorf("-auth-jwks %s: %w", a.jwks, err)}
-			}
-		}
-		if jwtAuth, err = auth.NewJWT(a.issuer, audience, keys, nil); err != nil {
+	if k.jwks != nil {
+		if jwtAuth, err = auth.NewJWT(a.issuer, audience, k.jwks, nil); err != nil {
 			return nil, usageError{err: err}
 		}
 	}
 	var intro *auth.Introspection
 	if a.introspect != "" {
-		secret, err := readOperatorFile(a.secretFile, maxSecretFile)
-		if err != nil {
-			return nil, usageError{err: fmt.Errorf("-auth-client-secret-file: %w", err)}
-		}
-		s := strings.TrimSpace(string(secret))
-		if s == "" {
-			return nil, usageError{err: fmt.Errorf("-auth-client-secret-file %s is empty", a.secretFile)}
-		}
-		if intro, err = auth.NewIntrospection(a.introspect, a.clientID, s, audience, &auth.IntrospectionOptions{Issuer: a.issuer}); err != nil {
+		if intro, err = auth.NewIntrospection(a.introspect, a.clientID, k.secret, audience, &auth.IntrospectionOptions{Issuer: a.issuer}); err != nil {
 			return nil, usageError{err: fmt.Errorf("-auth-introspect: %w", err)}
 		}
 	}
@@ -232,12 +273,12 @@ func (a *authFlags) build(ctx context.Context, serverURL string, ts []*tools.Too
 		authn = intro
 	}
 	logger.Info("auth on", "issuer", a.issuer, "audience", audience, "jwks", a.jwks, "introspect", a.introspect,
-		"required_scopes", strings.Join(a.required, " "), "scope_challenge", a.scopeChallenge, "metadata", prm.URL())
+		"required_scopes", strings.Join(required, " "), "scope_challenge", a.scopeChallenge, "metadata", prm.URL())
 	return &serverAuth{
 		options: &wymcp.AuthOptions{
 			Authenticator:    authn,
 			ResourceMetadata: prm.URL(),
-			RequiredScopes:   a.required,
+			RequiredScopes:   required,
 			ScopeChallenge:   a.scopeChallenge,
 		},
 		metadata: prm,

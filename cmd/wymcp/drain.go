@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wymcp/wymcp"
 )
 
 // The stop on SIGTERM: the drain of docs/design.md §6a, with the parts
@@ -205,12 +204,20 @@ func (l *closeOnceListener) servedUntilClosed(err error) bool {
 	return errors.Is(err, http.ErrServerClosed) || (l.closed.Load() && errors.Is(err, net.ErrClosed))
 }
 
+// drainer is what the stop drains and shuts down: every view of the
+// gateway together (gateway.Gateway; a *wymcp.Server is one too).
+type drainer interface {
+	Drain(context.Context) error
+	Shutdown(context.Context) error
+	Draining() bool
+}
+
 // stopper holds what the stop needs.
 type stopper struct {
 	hs      *http.Server
 	ln      *closeOnceListener
 	conns   *connTracker
-	srv     *wymcp.Server
+	srv     drainer
 	logger  *slog.Logger
 	delay   time.Duration // -drain-delay
 	accept  bool          // -drain-accept
@@ -303,7 +310,7 @@ func (s *stopper) waitDelay(began time.Time) {
 // redirects. Those are written at once, so checking on arrival is checking
 // when their headers are written; the MCP endpoint, whose calls may run for
 // a minute, sets the header itself when it writes (transport.closeIfDraining).
-func closeWhileDraining(srv *wymcp.Server, h http.Handler) http.Handler {
+func closeWhileDraining(srv drainer, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if srv.Draining() {
 			w.Header()["Connection"] = []string{"close"}

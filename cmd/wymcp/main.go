@@ -21,12 +21,14 @@
 // is shutting down, before its connection closes, and the exit status is
 // still 0, since every call admitted was answered.
 //
-// With -upstreams FILE it is also a gateway (gateway.go, upstreams.go): the
-// tools of the upstream MCP servers the file lists are served beside the
-// -tools set (-tools none: instead of it), each call forwarded. They are
-// connected before the listener opens; their tools are followed while it
-// serves (at each upstream's ttlMs, or its refresh interval), and SIGHUP
-// reads the file again; either replaces the served tools without a restart.
+// With -upstreams FILE it is also a gateway (package gateway; gateway.go,
+// upstreams.go): the tools of the upstream MCP servers the file lists are
+// served beside the -tools set (-tools none: instead of it), each call
+// forwarded, at -path or on the file's servers: views, each at its path.
+// They are connected before anything is served; their tools are followed
+// while it serves (at each upstream's ttlMs, or its refresh interval), and
+// SIGHUP reads the file again; either replaces the served tools without a
+// restart.
 //
 // Exit statuses: 0 after a stop (or -h); 1 when the server cannot start
 // or serve (a listener, an OpenTelemetry exporter or an upstream that
@@ -54,7 +56,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/wymcp/wymcp"
-	"github.com/wymcp/wymcp/auth"
+	"github.com/wymcp/wymcp/gateway"
 	"github.com/wymcp/wymcp/protocol"
 )
 
@@ -335,6 +337,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return serve(ctx, c, stdout, stderr)
+}
+
+// serve is run once the command line is parsed.
+func serve(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	ts, err := buildToolSet(c.toolSet)
 	if err != nil {
 		return err
@@ -369,23 +376,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer flushOTel(tel, logger)
 	c.opts.TracerProvider, c.opts.MeterProvider = tel.tracerProvider, tel.meterProvider
 
-	// The upstreams, connected before the listener opens: "listening"
-	// means their tools are served. Their CLIENT spans and hop metrics go
-	// where the server's telemetry goes.
-	var gw *gateway
-	if c.upstreams != nil {
-		gw = newGateway(c.upstreams, c.auth.enabled(), ts, "the "+c.toolSet+" tool set", logger, tel.tracerProvider, tel.meterProvider)
-		// Deferred after flushOTel, so run before it: after the drain
-		// (the stop below), and at once on a failed start.
-		defer gw.close()
-		if ts, err = gw.open(ctx, c.upstreams); err != nil {
-			if ctx.Err() != nil {
-				return nil // stopped while connecting
-			}
-			return fail(err)
-		}
-	}
-
 	// Listen first, so the line names the real address (-addr with port 0),
 	// and so that the server's own URL, the default audience of its tokens,
 	// is known. Nothing is served from the listener until everything that
@@ -395,24 +385,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fail(err)
 	}
 	ln := &closeOnceListener{Listener: l}
-	serverURL := fmt.Sprintf("http://%s%s", ln.Addr(), c.path)
-	var prm *auth.MetadataHandler
+	base := fmt.Sprintf("http://%s", ln.Addr())
+	views := c.views()
+	serverURL := base + views[0].Path
+	// The gateway (gateway.go): the tool set, then the upstreams, which
+	// New connects before anything is served: "listening" means their
+	// tools are served. Their CLIENT spans and hop metrics go where the
+	// server's telemetry goes.
+	opts := gateway.Options{
+		Info:      protocol.Implementation{Name: c.serverName(), Version: c.version},
+		Server:    c.opts,
+		Tools:     ts,
+		Upstreams: upstreamOptions(c.upstreams),
+		Views:     gatewayViews(c.upstreams),
+	}
+	var prms []*authMount
 	if c.auth.enabled() {
-		sa, err := c.auth.build(ctx, serverURL, ts, logger)
-		if err != nil {
+		if prms, err = c.viewAuth(ctx, &opts, ts, base, logger); err != nil {
 			ln.Close()
 			return fail(err)
 		}
-		c.opts.Auth, prm = sa.options, sa.metadata
 	}
-	srv, err := wymcp.New(protocol.Implementation{Name: c.serverName(), Version: c.version}, &c.opts, ts...)
+	gw, err := gateway.New(ctx, opts)
 	if err != nil {
 		ln.Close()
 		return fail(err)
 	}
-	if gw != nil {
-		gw.start(srv)
-		// SIGHUP re-reads the file (gateway.reload).
+	// Deferred after flushOTel, so run before it: after the drain (the
+	// stop below, whose Shutdown closes it already), and at once on a
+	// failed start.
+	defer gw.Close()
+	if ctx.Err() != nil {
+		ln.Close()
+		return nil // stopped while connecting
+	}
+	if c.upstreams != nil {
+		// SIGHUP re-reads the file (reloader.reload).
+		rl := newReloader(gw, c.upstreams, c.auth.enabled(), logger)
 		hup, done := make(chan os.Signal, 1), make(chan struct{})
 		signal.Notify(hup, syscall.SIGHUP)
 		defer func() {
@@ -423,7 +432,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			for {
 				select {
 				case <-hup:
-					gw.reload(ctx)
+					rl.reload(ctx)
 				case <-ctx.Done():
 					return
 				case <-done:
@@ -436,7 +445,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.metricsAddr != "" {
 		if metrics, err = listenMetrics(c.metricsAddr, promHandler, logger); err != nil {
 			ln.Close()
-			return fail(errors.Join(err, srv.Shutdown(context.WithoutCancel(ctx))))
+			return fail(errors.Join(err, gw.Shutdown(context.WithoutCancel(ctx))))
 		}
 		// After the MCP server has stopped (deferred calls run last first):
 		// a drain can be watched to its end.
@@ -444,24 +453,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(c.path, srv)
-	mux.HandleFunc("GET "+healthzPath, healthz)
-	ready := srv.ReadinessHandler()
-	if gw != nil {
-		ready = gw.readiness(ready)
+	paths := make([]string, len(views))
+	for i, v := range views {
+		if c.curated() {
+			mux.Handle(exactPattern(v.Path), gw.View(v.Path))
+		} else {
+			mux.Handle(c.path, gw.View(""))
+		}
+		paths[i] = v.Path
 	}
-	mux.Handle("GET "+readyzPath, ready)
-	if prm != nil {
+	mux.HandleFunc("GET "+healthzPath, healthz)
+	mux.Handle("GET "+readyzPath, gw.ReadinessHandler())
+	for _, m := range prms {
 		// RFC 9728 Protected Resource Metadata, where MCP clients look for
-		// it: the path-inserted well-known URI, then the root one.
-		for pattern, h := range prm.Routes() {
+		// it: the path-inserted well-known URI, then (one resource only)
+		// the root one.
+		for pattern, h := range m.metadata.Routes() {
 			mux.Handle(pattern, h)
+			if m.onlyFirst {
+				break
+			}
 		}
 	}
 	conns := &connTracker{}
 	httpSrv := &http.Server{
 		Addr:    c.addr,
-		Handler: closeWhileDraining(srv, mux),
+		Handler: closeWhileDraining(gw, mux),
 		// Headers must arrive promptly (slowloris); the body, bounded by
 		// -max-body, within ReadTimeout.
 		ReadHeaderTimeout: c.readHeaderTimeout,
@@ -489,16 +506,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logger.Warn("no -state-key-file: multi-round-trip requestState is sealed with a random key made at start; " +
 			"a call waiting for the client's input will not survive a restart, nor be served by another replica")
 	}
-	upstreams := 0
-	if gw != nil {
-		for _, l := range gw.upstreams() {
-			if l.u != nil {
-				upstreams++
-				logger.Info("upstream connected", l.logAttrs()...)
-			}
-		}
-	}
-	logger.Info("serving", "addr", ln.Addr().String(), "path", c.path, "name", c.serverName(), "version", c.version, "tools", c.toolSet, "upstreams", upstreams, "count", len(ts), "versions", strings.Join(c.opts.Versions, ","))
+	logger.Info("serving", "addr", ln.Addr().String(), "path", strings.Join(paths, ","), "name", c.serverName(), "version", c.version, "tools", c.toolSet, "upstreams", len(opts.Upstreams), "versions", strings.Join(c.opts.Versions, ","))
 
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
@@ -508,11 +516,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// The listener failed; nothing is being served any more.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.shutdownTimeout)
 		defer cancel()
-		return fail(errors.Join(err, srv.Shutdown(sctx)))
+		return fail(errors.Join(err, gw.Shutdown(sctx)))
 	case <-ctx.Done():
 	}
 
-	st := &stopper{hs: httpSrv, ln: ln, conns: conns, srv: srv, logger: logger,
+	st := &stopper{hs: httpSrv, ln: ln, conns: conns, srv: gw, logger: logger,
 		delay: c.drainDelay, accept: c.drainAccept, timeout: c.shutdownTimeout}
 	if err := st.stop(); err != nil {
 		return fail(err)

@@ -114,6 +114,13 @@ type upstreamsConfig struct {
 	// file is the path as given to -upstreams.
 	file      string
 	upstreams []*upstreamEntry
+	servers   []*serverEntry
+}
+
+// serverEntry is one item of the file's servers: list, a view (gateway.go).
+type serverEntry struct {
+	Path, Name    string
+	Tools, Scopes []string
 }
 
 // configError is one thing wrong with the file: where, and what.
