@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // The stop on SIGTERM: the drain of docs/design.md §6a, with the parts
