@@ -182,7 +182,7 @@ func (g *Gateway) watch(l *live) {
 	l.cancel = cancel
 	u, name := l.u, l.o.Name
 	g.wg.Go(func() {
-		u.Watch(ctx, 0, func(ts []*tools.Tool) { g.changed(u, name, len(ts)) })
+		u.Watch(ctx, func(ts []*tools.Tool) { g.changed(u, name, len(ts)) })
 	})
 }
 
