@@ -134,3 +134,26 @@ func TestReloadWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadConnectsPending: a reload connects a pending upstream at once,
+// afresh, its options unchanged: once Reload returns, its tools are
+// served, without waiting for its next try.
+func TestReloadConnectsPending(t *testing.T) {
+	t.Parallel()
+	late := serveOrigin(t, says("hello", "late hello"))
+	late.down.Store(true)
+	a := serveOrigin(t, says("one", "a one"))
+	ups := []upstream.Options{a.up("a", ""), late.up("late", "")}
+	g, url := open(t, gateway.Options{Upstreams: ups})
+	ep := endpoint(url, "", info.Name)
+	if got := toolNames(t, ep); strings.Join(got, " ") != "one" {
+		t.Fatalf("tools %q while late is down", got)
+	}
+	late.down.Store(false)
+	if err := g.Reload(t.Context(), gateway.Update{Upstreams: ups}); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, ep); strings.Join(got, " ") != "hello one" {
+		t.Errorf("tools %q once the reload returned, want late's too", got)
+	}
+}

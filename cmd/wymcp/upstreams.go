@@ -48,11 +48,6 @@ const (
 	minRefresh = time.Second
 	// maxUpstreams bounds the list.
 	maxUpstreams = 1000
-	// defaultCallTimeout is upstream.Options.CallTimeout's default, which
-	// the grace before a removed upstream is closed is based on.
-	defaultCallTimeout = 60 * time.Second
-	// defaultConnectTimeout is upstream.Options.ConnectTimeout's.
-	defaultConnectTimeout = 10 * time.Second
 )
 
 // gatewayRevisions are the revisions the gateway speaks to an upstream
@@ -650,21 +645,6 @@ func (e *upstreamEntry) options() upstream.Options {
 		IdleTimeout:               e.IdleTimeout,
 		Refresh:                   e.Refresh,
 	}
-}
-
-// callTimeout and connectTimeout are the entry's, or the defaults.
-func (e *upstreamEntry) callTimeout() time.Duration {
-	if e.CallTimeout > 0 {
-		return e.CallTimeout
-	}
-	return defaultCallTimeout
-}
-
-func (e *upstreamEntry) connectTimeout() time.Duration {
-	if e.ConnectTimeout > 0 {
-		return e.ConnectTimeout
-	}
-	return defaultConnectTimeout
 }
 
 // validName reports whether s is 1 to max characters of a tool name:
