@@ -89,7 +89,7 @@ func TestServers(t *testing.T) {
 
 // TestServersAuth: with auth, each view is its own protected resource:
 // its resource URI is the server's URL with its path, a token must name
-// it (one for /a/mcp is refused, 401 invalid_token, on /b/mcp), its
+// it (one for /mcp/a is refused, 401 invalid_token, on /mcp/b), its
 // metadata is at its path-inserted well-known URI, and its scopes are
 // required of every request to it.
 func TestServersAuth(t *testing.T) {
@@ -108,33 +108,33 @@ func TestServersAuth(t *testing.T) {
 	file := upstreamsFile(t, "", "upstreams:\n  - name: a\n    url: "+a+"\n")
 	const iss = "https://as.example.test"
 	base := startServers(t, t.Output(), []*serverEntry{
-		{Path: "/a/mcp", Tools: []string{"echo"}},
-		{Path: "/b/mcp", Tools: []string{"echo", "greet"}, Scopes: []string{"team-b"}},
+		{Path: "/mcp/a", Tools: []string{"echo"}},
+		{Path: "/mcp/b", Tools: []string{"echo", "greet"}, Scopes: []string{"team-b"}},
 	}, "-upstreams", file, "-auth-issuer", iss, "-auth-jwks", keys, "-auth-required-scope", "mcp")
 	token := func(aud, scope string) string {
 		return signer.sign(t, map[string]any{"iss": iss, "aud": aud, "sub": "ada", "scope": scope, "exp": time.Now().Add(time.Hour).Unix()})
 	}
-	va, vb := base+"/a/mcp", base+"/b/mcp"
+	va, vb := base+"/mcp/a", base+"/mcp/b"
 	resp, body := authPost(t, va, token(va, "mcp"), "tools/call", "echo")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"text":"hi"`) {
-		t.Errorf("/a/mcp with its token: %d %s", resp.StatusCode, body)
+		t.Errorf("/mcp/a with its token: %d %s", resp.StatusCode, body)
 	}
 	resp, _ = authPost(t, vb, token(va, "mcp team-b"), "tools/call", "echo")
 	if want := `Bearer error="invalid_token"`; resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), want) ||
-		!strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+base+`/.well-known/oauth-protected-resource/b/mcp"`) {
-		t.Errorf("/a/mcp's token on /b/mcp: %d %q, want 401 invalid_token naming /b/mcp's metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		!strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp/b"`) {
+		t.Errorf("/mcp/a's token on /mcp/b: %d %q, want 401 invalid_token naming /mcp/b's metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 	resp, _ = authPost(t, vb, token(vb, "mcp"), "tools/call", "echo")
 	if resp.StatusCode != 403 {
-		t.Errorf("/b/mcp without its scope team-b: %d, want 403", resp.StatusCode)
+		t.Errorf("/mcp/b without its scope team-b: %d, want 403", resp.StatusCode)
 	}
 	resp, body = authPost(t, vb, token(vb, "mcp team-b"), "tools/call", "greet")
 	if resp.StatusCode != 200 || !strings.Contains(body, `a greets hi`) {
-		t.Errorf("/b/mcp with its token: %d %s", resp.StatusCode, body)
+		t.Errorf("/mcp/b with its token: %d %s", resp.StatusCode, body)
 	}
 	for path, want := range map[string]string{
-		"/.well-known/oauth-protected-resource/a/mcp": `{"resource":"` + va + `","authorization_servers":["` + iss + `"],"scopes_supported":["mcp"],"bearer_methods_supported":["header"]}`,
-		"/.well-known/oauth-protected-resource/b/mcp": `{"resource":"` + vb + `","authorization_servers":["` + iss + `"],"scopes_supported":["mcp","team-b"],"bearer_methods_supported":["header"]}`,
+		"/.well-known/oauth-protected-resource/mcp/a": `{"resource":"` + va + `","authorization_servers":["` + iss + `"],"scopes_supported":["mcp"],"bearer_methods_supported":["header"]}`,
+		"/.well-known/oauth-protected-resource/mcp/b": `{"resource":"` + vb + `","authorization_servers":["` + iss + `"],"scopes_supported":["mcp","team-b"],"bearer_methods_supported":["header"]}`,
 		"/.well-known/oauth-protected-resource":       "404 page not found\n",
 	} {
 		resp, err := http.Get(base + path)
