@@ -39,12 +39,14 @@ type Options struct {
 	// Info is the serverInfo of every view but one that names its own.
 	// Its Name and Version are required.
 	Info protocol.Implementation
-	// Server configures every view's *wymcp.Server. With Views, each view
+	// Server configures every view's *wymcp.Server (its Auth is every
+	// view's but one that sets its own). With Views, each view
 	// seals requestState with keys derived from StateKeys and its path (a
 	// random ring when StateKeys is nil), so that a state one view made is
 	// refused by another, as a foreign one is; the derived keys are the
 	// same on every replica given the same ring. Without Views, the one
-	// view uses StateKeys as given. Logger, TracerProvider and
+	// view uses StateKeys as given, so that its states open on a plain
+	// wymcp.Server with the same ring (a rolling upgrade). Logger, TracerProvider and
 	// MeterProvider serve the gateway's own logs and metrics too, and the
 	// upstreams' where their Options leave them nil.
 	Server wymcp.Options
@@ -237,7 +239,7 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 		if v.Auth != nil {
 			so.Auth = v.Auth
 		}
-		if opts.Views != nil {
+		if len(opts.Views) > 0 {
 			so.StateKeys = viewKeys(ring, v.Path)
 		}
 		picked := pick(ts, v.Tools)

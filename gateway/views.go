@@ -58,7 +58,7 @@ func stateRing(opts Options) ([][]byte, error) {
 			return nil, fmt.Errorf("gateway: Options.Server.StateKeys[%d] is %d bytes; each key must be %d bytes (AES-256)", i, len(k), keySize)
 		}
 	}
-	if len(opts.Server.StateKeys) > 0 || opts.Views == nil {
+	if len(opts.Server.StateKeys) > 0 || len(opts.Views) == 0 {
 		return opts.Server.StateKeys, nil
 	}
 	key := make([]byte, keySize)
