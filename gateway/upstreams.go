@@ -158,6 +158,7 @@ func (g *Gateway) connected(l *live, u *upstream.Upstream) {
 	defer g.reloading.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	l.cancel() // its tries are over
 	i := slices.Index(g.ups, l)
 	if g.closed || i < 0 {
 		go u.Close()
