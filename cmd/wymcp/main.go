@@ -31,8 +31,9 @@
 // restart.
 //
 // Exit statuses: 0 after a stop (or -h); 1 when the server cannot start
-// or serve (a listener, an OpenTelemetry exporter or an upstream that
-// fails); 2 for a bad command line (a bad -upstreams file included). A
+// or serve (a listener or an OpenTelemetry exporter that fails; an
+// upstream down is tried again in the background, never failing the
+// start); 2 for a bad command line (a bad -upstreams file included). A
 // second signal ends the process at once, killed by that signal (a shell
 // reports 128 + its number: 143 for SIGTERM).
 package main
@@ -416,8 +417,9 @@ func serve(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	// failed start.
 	defer gw.Close()
 	if ctx.Err() != nil {
+		// Stopped while connecting: nothing was served.
 		ln.Close()
-		return nil // stopped while connecting
+		return gw.Shutdown(context.WithoutCancel(ctx))
 	}
 	if c.upstreams != nil {
 		// SIGHUP re-reads the file (reloader.reload).
