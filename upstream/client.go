@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,12 +95,9 @@ const (
 var knownVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
 func newClient(o Options) (*client, error) {
-	if o.Name == "" {
-		return nil, errors.New("upstream: Options.Name is required")
-	}
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream %s: URL %q is not an http or https URL", o.Name, o.URL)
+	u, err := url.Parse(o.URL) // checked by Options.Validate
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", o.Name, err)
 	}
 	c := &client{
 		name:           o.Name,
@@ -126,17 +124,8 @@ func newClient(o Options) (*client, error) {
 		c.port = map[string]int{"http": 80, "https": 443}[u.Scheme]
 	}
 	c.versions = knownVersions
-	if o.Versions != nil {
-		c.versions = nil
-		for _, v := range o.Versions {
-			if !contains(knownVersions, v) {
-				return nil, fmt.Errorf("upstream %s: revision %q is not one the gateway speaks (%v)", o.Name, v, knownVersions)
-			}
-			c.versions = append(c.versions, v)
-		}
-		if len(c.versions) == 0 {
-			return nil, fmt.Errorf("upstream %s: Options.Versions names no revision", o.Name)
-		}
+	if o.Versions != nil { // checked by Options.Validate
+		c.versions = slices.Clone(o.Versions)
 	}
 	if o.BreakerMinCalls >= 0 {
 		c.breaker = newBreaker(breakerConfig{minCalls: o.BreakerMinCalls, interval: o.BreakerProbeInterval}, c.probe, func(open bool, why string) { c.fails.CircuitChanged(open, why) })

@@ -34,7 +34,7 @@ type Credentials interface {
 	// answer.
 	refused(ctx context.Context, sent http.Header) (retry bool)
 	// tokenURL is the token endpoint the credentials send their secret
-	// to, "" for none (checkCleartext).
+	// to, "" for none (Options.Validate).
 	tokenURL() string
 }
 

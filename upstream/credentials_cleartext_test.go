@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -49,8 +50,8 @@ func TestConnectRefusesCleartextCredentials(t *testing.T) {
 		return c
 	}
 	const (
-		urlMsg   = "upstream up: URL is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted; use https, or set AllowCleartextCredentials"
-		tokenMsg = "upstream up: the credentials' TokenURL is plain http to a host that is not loopback: the client secret (and, for an exchange, the caller's token) would travel unencrypted; use https, or set AllowCleartextCredentials"
+		urlMsg   = "upstream: Options.URL: %q is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted; use https, or allow cleartext credentials"
+		tokenMsg = "upstream: Options.Credentials.TokenURL: %q is plain http to a host that is not loopback: the client secret (and, for an exchange, the caller's token) would travel unencrypted; use https, or allow cleartext credentials"
 	)
 	for _, tc := range []struct {
 		name  string
@@ -58,12 +59,12 @@ func TestConnectRefusesCleartextCredentials(t *testing.T) {
 		creds Credentials
 		want  string
 	}{
-		{"static headers to an address", "http://10.1.2.3/mcp", static, urlMsg},
-		{"static headers to a name", "http://example.com/mcp", static, urlMsg},
-		{"client credentials to an address", "http://10.1.2.3/mcp", cc("https://as.example/token"), urlMsg},
-		{"a cleartext token endpoint", "https://example.com/mcp", cc("http://10.1.2.3/token"), tokenMsg},
-		{"a cleartext exchange endpoint", "https://example.com/mcp", te("http://example.com/token"), tokenMsg},
-		{"a loopback upstream, a cleartext token endpoint", "http://127.0.0.1:1/mcp", cc("http://example.com/token"), tokenMsg},
+		{"static headers to an address", "http://10.1.2.3/mcp", static, fmt.Sprintf(urlMsg, "http://10.1.2.3/mcp")},
+		{"static headers to a name", "http://example.com/mcp", static, fmt.Sprintf(urlMsg, "http://example.com/mcp")},
+		{"client credentials to an address", "http://10.1.2.3/mcp", cc("https://as.example/token"), fmt.Sprintf(urlMsg, "http://10.1.2.3/mcp")},
+		{"a cleartext token endpoint", "https://example.com/mcp", cc("http://10.1.2.3/token"), fmt.Sprintf(tokenMsg, "http://10.1.2.3/token")},
+		{"a cleartext exchange endpoint", "https://example.com/mcp", te("http://example.com/token"), fmt.Sprintf(tokenMsg, "http://example.com/token")},
+		{"a loopback upstream, a cleartext token endpoint", "http://127.0.0.1:1/mcp", cc("http://example.com/token"), fmt.Sprintf(tokenMsg, "http://example.com/token")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{Name: "up", URL: tc.url, Credentials: tc.creds, HTTPClient: hc}
@@ -75,7 +76,7 @@ func TestConnectRefusesCleartextCredentials(t *testing.T) {
 				t.Errorf("the error holds a secret: %v", err)
 			}
 			o.AllowCleartextCredentials = true
-			if err := checkCleartext(o); err != nil {
+			if err := o.Validate(); err != nil {
 				t.Errorf("opted in: %v", err)
 			}
 		})
@@ -89,7 +90,7 @@ func TestConnectRefusesCleartextCredentials(t *testing.T) {
 		{Name: "up", URL: "http://[::1]:9/mcp", Credentials: cc("http://localhost:9/token")},
 		{Name: "up", URL: "https://example.com/mcp", Credentials: te("https://as.example/token")},
 	} {
-		if err := checkCleartext(o); err != nil {
+		if err := o.Validate(); err != nil {
 			t.Errorf("%s with %T: %v", o.URL, o.Credentials, err)
 		}
 	}

@@ -192,10 +192,11 @@ type Upstream struct {
 // Connect reaches the upstream, negotiates its revision and reads its
 // tools. ctx bounds the whole of it (and Options.ConnectTimeout each
 // exchange); it does not bound the Upstream afterwards. Before any
-// connection it refuses credentials that would go over plain http to a
-// host that is not loopback (Options.AllowCleartextCredentials).
+// connection it refuses options that [Options.Validate] refuses (among
+// them credentials that would go over plain http to a host that is not
+// loopback).
 func Connect(ctx context.Context, opts Options) (*Upstream, error) {
-	if err := checkCleartext(opts); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	c, err := newClient(opts)

@@ -1,83 +1,41 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/upstream"
 )
-
-// TestUpstreamsExample: the example file of deploy/ is valid (with auth
-// on: it has scopes), and reads as it says.
-func TestUpstreamsExample(t *testing.T) {
-	t.Parallel()
-	const example = "../../deploy/upstreams.example.yaml"
-	data, err := os.ReadFile(example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseUpstreams(example, data, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.upstreams) != 2 {
-		t.Fatalf("%d upstreams, want 2", len(cfg.upstreams))
-	}
-	ev, docs := cfg.upstreams[0], cfg.upstreams[1]
-	want := upstreamEntry{
-		Name: "everything", URL: "http://127.0.0.1:3001/mcp", Prefix: "ev_",
-		Include: []string{"echo", "get-*", "add"}, Exclude: []string{"get-secret*"},
-		Scopes: []string{"tools:use"}, ToolScopes: map[string][]string{"echo": {"tools:echo"}},
-		Versions: []string{"2026-07-28", "2025-11-25"},
-		Credentials: credentialsEntry{Kind: "clientCredentials", OAuth: oauthEntry{
-			TokenURL: "https://auth.example.com/oauth/token", ClientID: "wymcp-gateway", ClientSecretFile: "secrets/everything.secret",
-			Scopes: []string{"mcp:tools"}, Resource: "http://127.0.0.1:3001/mcp",
-		}},
-		CallTimeout: 60 * time.Second, ConnectTimeout: 10 * time.Second,
-		MaxConns: 64, MaxInFlight: 256, MaxResponseBytes: 4194304,
-		BreakerMinCalls: 5, BreakerProbeInterval: 5 * time.Second, IdleTimeout: 4 * time.Second,
-	}
-	if got := exported(ev); !reflect.DeepEqual(got, want) {
-		t.Errorf("upstreams[0]:\n got %+v\nwant %+v", got, want)
-	}
-	if docs.Name != "docs" || docs.Prefix != "" || docs.Credentials.Kind != "headersFile" || docs.Credentials.HeadersFile != "secrets/docs.headers" {
-		t.Errorf("upstreams[1]: %+v", exported(docs))
-	}
-	// Without auth its scopes are refused, naming the line.
-	_, err = parseUpstreams(example, data, false)
-	if err == nil || !strings.HasPrefix(err.Error(), "-upstreams "+example+":") || !strings.HasSuffix(err.Error(), ": upstreams[0].scopes: needs -auth-issuer: with auth off no caller holds a scope") {
-		t.Errorf("without auth: %v", err)
-	}
-}
-
-// exported is e's exported fields: what the file says.
-func exported(e *upstreamEntry) upstreamEntry {
-	return upstreamEntry{
-		Name: e.Name, URL: e.URL, Prefix: e.Prefix, Include: e.Include, Exclude: e.Exclude,
-		Scopes: e.Scopes, ToolScopes: e.ToolScopes, Versions: e.Versions, Credentials: e.Credentials,
-		CallTimeout: e.CallTimeout, ConnectTimeout: e.ConnectTimeout, MaxConns: e.MaxConns,
-		MaxInFlight: e.MaxInFlight, MaxResponseBytes: e.MaxResponseBytes, BreakerMinCalls: e.BreakerMinCalls,
-		BreakerProbeInterval: e.BreakerProbeInterval, RetryIdempotent: e.RetryIdempotent, IdleTimeout: e.IdleTimeout, BreakerDisabled: e.BreakerDisabled, Refresh: e.Refresh,
-		AllowCleartextCredentials: e.AllowCleartextCredentials,
-	}
-}
 
 // TestUpstreamsCleartextCredentials (issue 38): credentials that would go
 // over plain http to a host that is not loopback (the upstream's url, or
-// a token endpoint) are refused when the file is read, with one line
-// naming the key, unless the entry sets allowCleartextCredentials: true,
-// which reaches upstream.Options. Only the text is read: nothing is
-// resolved or dialled.
+// a token endpoint) are refused when the file is loaded (the rule of
+// upstream.Options.Validate), with one line naming the key, unless the
+// entry sets allowCleartextCredentials: true, which reaches
+// upstream.Options. Only the text is read: nothing is resolved or
+// dialled.
 func TestUpstreamsCleartextCredentials(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"h": "X-Api-Key: k\n", "s": "s3cr3t\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	entry := func(url, creds, extra string) string {
 		return "upstreams:\n  - name: a\n    url: " + url + "\n    credentials: {" + creds + "}\n" + extra
 	}
 	const (
 		headers = "headersFile: h"
-		fix     = "; use https, or set allowCleartextCredentials: true"
+		fix     = "; use https, or allow cleartext credentials"
+		secret  = "the client secret (and, for an exchange, the caller's token) would travel unencrypted"
 	)
 	cc := func(tokenURL string) string {
 		return "clientCredentials: {tokenURL: '" + tokenURL + "', clientID: gw, clientSecretFile: s}"
@@ -87,15 +45,15 @@ func TestUpstreamsCleartextCredentials(t *testing.T) {
 	}
 	for _, tc := range []struct{ file, want string }{
 		{entry("http://10.1.2.3/mcp", headers, ""),
-			`-upstreams u.yaml:3: upstreams[0].url: "http://10.1.2.3/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
+			`:3: upstreams[0].url: "http://10.1.2.3/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
 		{entry("http://example.com/mcp", cc("https://as.example/token"), ""),
-			`-upstreams u.yaml:3: upstreams[0].url: "http://example.com/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
+			`:3: upstreams[0].url: "http://example.com/mcp" is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted` + fix},
 		{entry("https://example.com/mcp", cc("http://10.1.2.3/token"), ""),
-			`-upstreams u.yaml:4: upstreams[0].credentials.clientCredentials.tokenURL: "http://10.1.2.3/token" is plain http to a host that is not loopback: the client secret would travel unencrypted` + fix},
+			`:4: upstreams[0].credentials.clientCredentials.tokenURL: "http://10.1.2.3/token" is plain http to a host that is not loopback: ` + secret + fix},
 		{entry("http://127.0.0.1:1/mcp", te("http://example.com/token"), ""),
-			`-upstreams u.yaml:4: upstreams[0].credentials.tokenExchange.tokenURL: "http://example.com/token" is plain http to a host that is not loopback: the client secret would travel unencrypted` + fix},
+			`:4: upstreams[0].credentials.tokenExchange.tokenURL: "http://example.com/token" is plain http to a host that is not loopback: ` + secret + fix},
 		{entry("http://10.1.2.3/mcp", headers, "    allowCleartextCredentials: yes\n"),
-			`-upstreams u.yaml:5: upstreams[0].allowCleartextCredentials: want true or false, got a string "yes"`},
+			`:5: upstreams[0].allowCleartextCredentials: want true or false, got a string "yes"`},
 		// Accepted: opted in, loopback, https, or no credentials.
 		{entry("http://10.1.2.3/mcp", cc("http://example.com/token"), "    allowCleartextCredentials: true\n"), ""},
 		{entry("http://127.0.0.1:8080/mcp", cc("http://localhost:9000/token"), ""), ""},
@@ -103,129 +61,123 @@ func TestUpstreamsCleartextCredentials(t *testing.T) {
 		{entry("https://example.com/mcp", te("https://as.example/token"), ""), ""},
 		{"upstreams:\n  - name: a\n    url: http://10.1.2.3/mcp\n", ""},
 	} {
-		cfg, err := parseUpstreams("u.yaml", []byte(tc.file), true)
+		file := filepath.Join(dir, "u.yaml")
+		if err := os.WriteFile(file, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := loadUpstreams(file, true)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%q: %v", tc.file, err)
-		case tc.want != "" && (err == nil || err.Error() != tc.want):
-			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
+		case tc.want != "" && (err == nil || err.Error() != "-upstreams "+file+tc.want):
+			t.Errorf("%q:\n got %v\nwant -upstreams %s%s", tc.file, err, file, tc.want)
 		case tc.want == "":
-			e := cfg.upstreams[0]
-			if got := e.options().AllowCleartextCredentials; got != e.AllowCleartextCredentials || got != strings.Contains(tc.file, "allowCleartextCredentials: true") {
+			if got := cfg.upstreams[0].options().AllowCleartextCredentials; got != strings.Contains(tc.file, "allowCleartextCredentials: true") {
 				t.Errorf("%q: upstream.Options.AllowCleartextCredentials %v", tc.file, got)
 			}
 		}
 	}
 }
 
-// TestUpstreamsJSON: a JSON file reads as the YAML file it spells out.
-func TestUpstreamsJSON(t *testing.T) {
-	t.Parallel()
-	yamlFile := `
-upstreams:
-  - name: a
-    url: http://127.0.0.1:1/mcp
-    prefix: ""
-    include: [echo, "get-*"]
-    versions: [2025-11-25]
-    callTimeout: 2s
-    maxInFlight: 8
-    breaker: {disabled: true}
-    refresh: 1m
-  - name: b
-    url: https://b.example/mcp
-    prefix: b_
-    credentials:
-      headersFile: b.headers
-`
-	jsonFile := `{"upstreams": [
-  {"name": "a", "url": "http://127.0.0.1:1/mcp", "prefix": "", "include": ["echo", "get-*"], "versions": ["2025-11-25"],
-   "callTimeout": "2s", "maxInFlight": 8, "breaker": {"disabled": true}, "refresh": "1m"},
-  {"name": "b", "url": "https://b.example/mcp", "prefix": "b_", "credentials": {"headersFile": "b.headers"}}
-]}`
-	y, err := parseUpstreams("u.yaml", []byte(yamlFile), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := parseUpstreams("u.json", []byte(jsonFile), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if y.upstreams[i].fingerprint() != j.upstreams[i].fingerprint() {
-			t.Errorf("upstreams[%d]:\nYAML %s\nJSON %s", i, y.upstreams[i].fingerprint(), j.upstreams[i].fingerprint())
-		}
-	}
-	a := y.upstreams[0]
-	if a.CallTimeout != 2*time.Second || a.MaxInFlight != 8 || !a.BreakerDisabled || a.Refresh != time.Minute || a.options().BreakerMinCalls != -1 {
-		t.Errorf("upstreams[0]: %+v", exported(a))
-	}
-}
-
 // TestUpstreamsFileErrors: each thing wrong with a file is one line naming
-// the file, the line, the key's path and what is wrong.
+// the file, the line, the key's path and what is wrong: go-yaml's strict
+// decode (unknown and repeated keys, types), the file's own rules, and
+// upstream.Options.Validate's, at the key that set the field.
 func TestUpstreamsFileErrors(t *testing.T) {
 	t.Parallel()
 	const head = "upstreams:\n  - name: a\n    url: http://h/\n"
+	const entryKeys = "name, url, prefix, include, exclude, overrides, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, retries, idleTimeout, refresh, allowCleartextCredentials"
+	const unsupported = "anchors, aliases, merge keys (<<) and tags are not supported: write each value out"
 	for _, tc := range []struct{ file, want string }{
 		{"", `-upstreams u.yaml: upstreams: missing (the file is empty; write upstreams: [] for none)`},
 		{"# only a comment\n", `-upstreams u.yaml: upstreams: missing (the file is empty; write upstreams: [] for none)`},
-		{"- a\n", `-upstreams u.yaml:1: the file must be a mapping with the key upstreams, got a list`},
-		{"upstreams: x\n", `-upstreams u.yaml:1: upstreams: want a list, got a string`},
-		{"upstreams: []\nextra: 1\n", `-upstreams u.yaml:2: extra: unknown key; the keys here are upstreams`},
+		{"servers: []\n", `-upstreams u.yaml:1: upstreams: missing (write upstreams: [] for none)`},
+		{"- a\n", `-upstreams u.yaml:1: want a mapping of keys to values, got a list`},
+		{"upstreams: x\n", `-upstreams u.yaml:1: upstreams: want a list, got a string "x"`},
+		{"upstreams: []\nextra: 1\n", `-upstreams u.yaml:2: extra: unknown key; the keys here are upstreams, servers`},
 		{"upstreams: []\n---\nupstreams: []\n", `-upstreams u.yaml:3: holds a second YAML document; write one`},
-		{"upstreams:\n  - name: a\n", `-upstreams u.yaml:2: upstreams[0].url: missing`},
-		{"upstreams:\n  - url: http://h/\n", `-upstreams u.yaml:2: upstreams[0].name: missing`},
+		{"upstreams:\n  - name: a\n", `-upstreams u.yaml:2: upstreams[0].url: is required`},
+		{"upstreams:\n  - url: http://h/\n", `-upstreams u.yaml:2: upstreams[0].name: is required`},
+		{"upstreams:\n  - 5\n", `-upstreams u.yaml:2: upstreams[0]: want a mapping of keys to values, got an integer "5"`},
+		{"upstreams:\n  -\n", `-upstreams u.yaml:2: upstreams[0]: want a mapping of keys to values, got null`},
 		{"upstreams:\n  - name: a b\n    url: http://h/\n", `-upstreams u.yaml:2: upstreams[0].name: "a b" must be 1 to 64 letters, digits, '_', '.' or '-'`},
 		{"upstreams:\n  - {name: a, url: http://h/}\n  - {name: a, url: http://h/}\n", `-upstreams u.yaml:3: upstreams[1].name: "a" is also the name of upstreams[0]; each upstream needs a name of its own`},
 		{"upstreams:\n  - {name: a, url: http://h/}\n  - name: b\n    url: ftp://x\n", `-upstreams u.yaml:4: upstreams[1].url: "ftp://x" is not an http or https URL`},
-		{"upstreams:\n  - name: a\n    url: http://u:secret@h/\n", `-upstreams u.yaml:3: upstreams[0].url: holds a user name or password; give the upstream's credentials under credentials`},
-		{head + "    prefix: 'a:'\n", `-upstreams u.yaml:4: upstreams[0].prefix: "a:" may hold only letters, digits, '_', '.' and '-' (the characters of a tool name)`},
-		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are name, url, prefix, include, exclude, scopes, toolScopes, versions, credentials, callTimeout, connectTimeout, maxConns, maxInFlight, maxResponseBytes, breaker, retries, idleTimeout, refresh, allowCleartextCredentials`},
+		{"upstreams:\n  - name: a\n    url: http://u:secret@h/\n", `-upstreams u.yaml:3: upstreams[0].url: holds a user name or password; give the upstream's credentials in Credentials`},
+		{"upstreams:\n  - name: a\n    url: 'http://h/#x'\n", `-upstreams u.yaml:3: upstreams[0].url: "http://h/#x" has a fragment`},
+		{head + "    prefix: 'a:'\n", `-upstreams u.yaml:4: upstreams[0].prefix: "a:" may hold only letters, digits, '_', '.' and '-' (the characters of a tool name), at most 64`},
+		{head + "    prefix: [a]\n", `-upstreams u.yaml:4: upstreams[0].prefix: want a string, got a list`},
+		{head + "    bogus: 1\n", `-upstreams u.yaml:4: upstreams[0].bogus: unknown key; the keys here are ` + entryKeys},
 		{head + "    calltimeout: 1s\n", `-upstreams u.yaml:4: upstreams[0].calltimeout: unknown key; did you mean callTimeout?`},
-		{head + "    callTimeout: 60\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: "60" is not a duration: write a number and a unit, such as 30s or 1m30s`},
-		{head + "    connectTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].connectTimeout: -1s must be positive`},
+		{head + "    callTimeout: 60\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: want a duration such as 30s, got an integer "60"`},
+		{head + "    callTimeout: 60x\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: "60x" is not a duration: write a number and a unit, such as 30s or 1m30s`},
+		{head + "    callTimeout: {a: 1}\n", `-upstreams u.yaml:4: upstreams[0].callTimeout: want a duration such as 30s, got a mapping`},
+		{head + "    connectTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].connectTimeout: -1s is negative`},
 		{head + "    maxConns: 1.5\n", `-upstreams u.yaml:4: upstreams[0].maxConns: want an integer, got a number "1.5"`},
+		{head + "    maxConns: 99999999999999999\n", `-upstreams u.yaml:4: upstreams[0].maxConns: 99999999999999999 is too large`},
 		{head + "    maxInFlight: \"64\"\n", `-upstreams u.yaml:4: upstreams[0].maxInFlight: want an integer, got a string "64"`},
 		{head + "    maxResponseBytes: 0\n", `-upstreams u.yaml:4: upstreams[0].maxResponseBytes: 0 must be at least 1`},
-		{head + "    include: echo\n", `-upstreams u.yaml:4: upstreams[0].include: want a list of strings, got a string`},
+		{head + "    include: echo\n", `-upstreams u.yaml:4: upstreams[0].include: want a list, got a string "echo"`},
+		{head + "    include: [a, {b: 1}]\n", `-upstreams u.yaml:4: upstreams[0].include[1]: want a string, got a mapping`},
 		{head + "    exclude:\n      - ok\n      - \"[\"\n", `-upstreams u.yaml:6: upstreams[0].exclude[1]: "[" is not a path.Match pattern`},
 		{head + "    versions: [2024-11-05]\n", `-upstreams u.yaml:4: upstreams[0].versions[0]: "2024-11-05" is not one of 2026-07-28, 2025-11-25, 2025-06-18`},
 		{head + "    versions: [2025-11-25, 2025-11-25]\n", `-upstreams u.yaml:4: upstreams[0].versions[1]: 2025-11-25 is listed twice`},
-		{head + "    versions: []\n", `-upstreams u.yaml:4: upstreams[0].versions: empty; leave versions out for every revision the gateway speaks`},
+		{head + "    versions: []\n", `-upstreams u.yaml:4: upstreams[0].versions: empty; nil means every revision the gateway speaks`},
 		{head + "    scopes: [tools]\n", `-upstreams u.yaml:4: upstreams[0].scopes: needs -auth-issuer: with auth off no caller holds a scope`},
 		{head + "    toolScopes: {echo: [tools]}\n", `-upstreams u.yaml:4: upstreams[0].toolScopes: needs -auth-issuer: with auth off no caller holds a scope`},
+		{head + "    toolScopes: [a]\n", `-upstreams u.yaml:4: upstreams[0].toolScopes: want a mapping of keys to values, got a list`},
 		{head + "    credentials: {headersFile: x, clientCredentials: {}}\n", `-upstreams u.yaml:4: upstreams[0].credentials.clientCredentials: credentials already has headersFile; give one kind`},
 		{head + "    credentials: {}\n", `-upstreams u.yaml:4: upstreams[0].credentials: empty; give one of headersFile, clientCredentials, tokenExchange, or leave credentials out`},
 		{head + "    credentials:\n      clientCredentials:\n        tokenURL: http://t/\n        clientID: c\n        clientSecret: s3cr3t\n",
 			`-upstreams u.yaml:8: upstreams[0].credentials.clientCredentials.clientSecret: secrets are never written in this file: put the secret in a file and name it with clientSecretFile`},
-		{head + "    credentials:\n      clientCredentials:\n        tokenURL: http://t/\n        clientID: c\n", `-upstreams u.yaml:6: upstreams[0].credentials.clientCredentials.clientSecretFile: missing`},
-		{head + "    credentials:\n      clientCredentials: {tokenURL: 't', clientID: c, clientSecretFile: f}\n", `-upstreams u.yaml:5: upstreams[0].credentials.clientCredentials.tokenURL: "t" is not an http or https URL`},
-		{head + "    credentials:\n      clientCredentials: {tokenURL: http://t/, clientID: c, clientSecretFile: f, audience: x}\n",
-			`-upstreams u.yaml:5: upstreams[0].credentials.clientCredentials.audience: is a token-exchange parameter; a client-credentials token names its upstream with resource`},
+		{head + "    credentials:\n      clientCredentials:\n        tokenURL: http://t/\n        clientID: c\n", `-upstreams u.yaml:5: upstreams[0].credentials.clientCredentials.clientSecretFile: missing`},
+		{head + "    credentials:\n      tokenExchange: {tokenURL: http://t/, clientID: c, clientSecretFile: f, Audience: x}\n",
+			`-upstreams u.yaml:5: upstreams[0].credentials.tokenExchange.Audience: unknown key; did you mean audience?`},
 		{head + "    credentials:\n      tokenExchange: {tokenURL: http://t/, clientID: c, clientSecretFile: f}\n",
 			`-upstreams u.yaml:5: upstreams[0].credentials.tokenExchange: needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none`},
-		{head + "    refresh: 10ms\n", `-upstreams u.yaml:4: upstreams[0].refresh: 10ms is below 1s (0: the upstream's ttlMs)`},
 		{head + "    breaker: {disabled: true, minCalls: 2}\n", `-upstreams u.yaml:4: upstreams[0].breaker.minCalls: the breaker is disabled; give minCalls and probeInterval, or disabled: true, not both`},
+		{head + "    breaker: 5\n", `-upstreams u.yaml:4: upstreams[0].breaker: want a mapping of keys to values, got an integer "5"`},
 		{head + "    retries: {always: true}\n", `-upstreams u.yaml:4: upstreams[0].retries.always: unknown key; the keys here are idempotent`},
-		{head + "    idleTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].idleTimeout: -1s must be positive`},
+		{head + "    idleTimeout: -1s\n", `-upstreams u.yaml:4: upstreams[0].idleTimeout: -1s is negative`},
 		{head + "    breaker: {disabled: yes}\n", `-upstreams u.yaml:4: upstreams[0].breaker.disabled: want true or false, got a string "yes"`},
+		{head + "    refresh: 10ms\n", `-upstreams u.yaml:4: upstreams[0].refresh: 10ms is below 1s (0: the upstream's ttlMs)`},
+		{head + "    refresh: -1m\n", `-upstreams u.yaml:4: upstreams[0].refresh: -1m0s is negative`},
+		{head + "    overrides: [echo]\n", `-upstreams u.yaml:4: upstreams[0].overrides: want a mapping of keys to values, got a list`},
+		{head + "    overrides: {echo: {}}\n", `-upstreams u.yaml:4: upstreams[0].overrides.echo: changes nothing; leave it out`},
+		{head + "    overrides: {'': {title: x}}\n", `-upstreams u.yaml:4: upstreams[0].overrides.'': names no tool`},
+		{head + "    overrides:\n      echo: {name: 'a b'}\n", `-upstreams u.yaml:5: upstreams[0].overrides.echo.name: "a b" must be 1 to 64 letters, digits, '_', '.' or '-'`},
+		{head + "    overrides:\n      a: {name: x}\n      'b.c': {name: 'x y'}\n", `-upstreams u.yaml:6: upstreams[0].overrides.'b.c'.name: "x y" must be 1 to 64 letters, digits, '_', '.' or '-'`},
+		{head + "    overrides:\n      echo: {omit: true}\n", `-upstreams u.yaml:5: upstreams[0].overrides.echo.omit: unknown key; the keys here are name, title, description, annotations`},
+		{head + "    overrides:\n      echo:\n        annotations: {readOnlyHint: yes}\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.annotations.readOnlyHint: want true or false, got a string "yes"`},
+		{head + "    overrides:\n      echo:\n        annotations: {readonlyHint: true}\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.annotations.readonlyHint: unknown key; did you mean readOnlyHint?`},
+		{head + "    overrides:\n      echo:\n        description: [a]\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.description: want a string, got a list`},
 		{head + "   bad: x\n", `-upstreams u.yaml:4: not valid YAML: value is not allowed in this context`},
 		{"upstreams:\n  - name: a\n    name: b\n", `-upstreams u.yaml:3: not valid YAML: mapping key "name" already defined at [2:5]`},
 		{"upstreams:\n\t- name: a\n", `-upstreams u.yaml:2: not valid YAML: a tab in the indentation; YAML indents with spaces`},
-		{"upstreams:\n  - *nope\n", `-upstreams u.yaml:2: upstreams[0]: the alias *nope names no anchor`},
 		{`{"upstreams": [{"name": "a", "url": "http://h/"}]`, `-upstreams u.yaml:1: not valid YAML: could not find flow mapping end token '}'`},
+		// Anchors, aliases, merge keys and tags are refused: an alias
+		// repeats what it names without its bytes; go-yaml's decoder
+		// panics on some tags.
+		{"upstreams:\n  - *nope\n", `-upstreams u.yaml:2: upstreams[0]: ` + unsupported},
+		{"upstreams:\n  - &base {name: a, url: 'http://h/'}\n", `-upstreams u.yaml:2: upstreams[0]: ` + unsupported},
+		{head + "    <<: {maxConns: 3}\n", `-upstreams u.yaml:4: upstreams[0].<<: ` + unsupported},
+		{head + "    include: !!str a\n", `-upstreams u.yaml:4: upstreams[0].include: ` + unsupported},
 	} {
 		_, err := parseUpstreams("u.yaml", []byte(tc.file), false)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
 		}
 	}
-
-	// Anchors and merge keys are YAML: an entry may take another's keys.
-	cfg, err := parseUpstreams("u.yaml", []byte("upstreams:\n  - &base {name: a, url: 'http://h/', maxConns: 3}\n  - <<: *base\n    name: b\n"), false)
-	if err != nil || len(cfg.upstreams) != 2 || cfg.upstreams[1].Name != "b" || cfg.upstreams[1].MaxConns != 3 {
-		t.Errorf("merge key: %v", err)
+	// With auth on.
+	for _, tc := range []struct{ file, want string }{
+		{head + "    toolScopes: {'a.b': []}\n", `-upstreams u.yaml:4: upstreams[0].toolScopes.'a.b': no scope; leave the tool out instead`},
+		{head + "    toolScopes:\n      echo: [a, 'b c']\n", `-upstreams u.yaml:5: upstreams[0].toolScopes.echo[1]: "b c" is not an OAuth scope: printable ASCII without space, '"' or '\' (RFC 6749 §3.3)`},
+		{head + "    scopes: [a, '']\n", `-upstreams u.yaml:4: upstreams[0].scopes[1]: "" is not an OAuth scope: printable ASCII without space, '"' or '\' (RFC 6749 §3.3)`},
+	} {
+		_, err := parseUpstreams("u.yaml", []byte(tc.file), true)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
+		}
 	}
 }
 
@@ -251,10 +203,17 @@ func TestUpstreamsCredentialFiles(t *testing.T) {
 		{"headersFile: missing.headers", `:4: upstreams[0].credentials.headersFile: open ` + filepath.Join(dir, "missing.headers") + `: no such file or directory`},
 		{"headersFile: bad.headers", `:4: upstreams[0].credentials.headersFile: ` + filepath.Join(dir, "bad.headers") + `: line 1: not a "Name: value" line`},
 		{"clientCredentials: {tokenURL: 'http://127.0.0.1:1/token', clientID: gw, clientSecretFile: empty.secret}", `:4: upstreams[0].credentials.clientCredentials.clientSecretFile: ` + filepath.Join(dir, "empty.secret") + ` is empty`},
+		// What upstream.ClientCredentials and TokenExchange refuse, at the
+		// key of the field they name.
+		{"clientCredentials: {tokenURL: 't', clientID: gw, clientSecretFile: good.secret}", `:4: upstreams[0].credentials.clientCredentials.tokenURL: must be an http or https URL`},
+		{"clientCredentials: {tokenURL: 'http://127.0.0.1:1/token', clientID: gw, clientSecretFile: good.secret, audience: x}",
+			`:4: upstreams[0].credentials.clientCredentials.audience: is a token-exchange parameter; use Resource`},
+		{"tokenExchange: {tokenURL: 'http://127.0.0.1:1/token', clientID: gw, clientSecretFile: good.secret, resource: 'a#b'}",
+			`:4: upstreams[0].credentials.tokenExchange.resource: must be an absolute URI without a fragment (RFC 8707)`},
 		{"clientCredentials: {tokenURL: 'http://127.0.0.1:1/token', clientID: gw, clientSecretFile: " + filepath.Join(dir, "none") + "}", `:4: upstreams[0].credentials.clientCredentials.clientSecretFile: open ` + filepath.Join(dir, "none") + `: no such file or directory`},
 	} {
 		file := write("u.yaml", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    credentials: {"+tc.creds+"}\n")
-		cfg, err := loadUpstreams(file, false)
+		cfg, err := loadUpstreams(file, true)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.creds, err)
@@ -315,4 +274,239 @@ func TestUpstreamsFlag(t *testing.T) {
 			t.Errorf("%q: stderr %q, stdout %q; want stderr %q", tc.args, stderr.String(), stdout.String(), tc.want)
 		}
 	}
+}
+
+// TestUpstreamsExample: the example file of deploy/ is valid (with auth
+// on: it has scopes), and reads as it says, every key.
+func TestUpstreamsExample(t *testing.T) {
+	t.Parallel()
+	const example = "../../deploy/upstreams.example.yaml"
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseUpstreams(example, data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.upstreams) != 2 {
+		t.Fatalf("%d upstreams, want 2", len(cfg.upstreams))
+	}
+	ev, docs := cfg.upstreams[0], cfg.upstreams[1]
+	yes, no := true, false
+	want := upstream.Options{
+		Name: "everything", URL: "http://127.0.0.1:3001/mcp", Prefix: "ev_",
+		Include: []string{"echo", "get-*", "add"}, Exclude: []string{"get-secret*"},
+		Scopes: []string{"tools:use"}, ToolScopes: map[string][]string{"echo": {"tools:echo"}},
+		Versions:    []string{"2026-07-28", "2025-11-25"},
+		CallTimeout: 60 * time.Second, ConnectTimeout: 10 * time.Second,
+		MaxConns: 64, MaxInFlight: 256, MaxResponseBytes: 4194304,
+		BreakerMinCalls: 5, BreakerProbeInterval: 5 * time.Second, IdleTimeout: 4 * time.Second,
+		Overrides: map[string]upstream.Override{"echo": {Name: "say", Title: "Say it back", Description: "Returns the message it is given.",
+			Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &yes, OpenWorldHint: &no}}},
+	}
+	if got := ev.options(); !reflect.DeepEqual(got, want) {
+		t.Errorf("upstreams[0]:\n got %+v\nwant %+v", got, want)
+	}
+	wantCreds := &credentialsEntry{ClientCredentials: &oauthEntry{
+		TokenURL: "https://auth.example.com/oauth/token", ClientID: "wymcp-gateway", ClientSecretFile: "secrets/everything.secret",
+		Scopes: []string{"mcp:tools"}, Resource: "http://127.0.0.1:3001/mcp",
+	}}
+	if !reflect.DeepEqual(ev.Credentials, wantCreds) || ev.AllowCleartextCredentials || ev.Retries.Idempotent || ev.Refresh != 0 {
+		t.Errorf("upstreams[0]: %+v", ev)
+	}
+	wantOverrides := map[string]*overrideEntry{"echo": {Name: "say", Title: "Say it back", Description: "Returns the message it is given.",
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &yes, OpenWorldHint: &no}}}
+	if !reflect.DeepEqual(ev.Overrides, wantOverrides) {
+		t.Errorf("upstreams[0].overrides: %+v", ev.Overrides["echo"])
+	}
+	if got := docs.options(); got.Name != "docs" || got.Prefix != "" || docs.Credentials.HeadersFile != "secrets/docs.headers" {
+		t.Errorf("upstreams[1]: %+v", got)
+	}
+	wantServers := []*serverEntry{
+		{Path: "/mcp/dev", Tools: []string{"say", "ev_get-*", "search_docs"}, Name: "dev-tools", Scopes: []string{"tools:dev"}},
+		{Path: "/mcp/docs", Tools: []string{"search_*"}},
+	}
+	if !reflect.DeepEqual(cfg.servers, wantServers) {
+		t.Errorf("servers: %+v", cfg.servers)
+	}
+	// Without auth its scopes are refused, naming the line.
+	_, err = parseUpstreams(example, data, false)
+	if err == nil || !strings.HasPrefix(err.Error(), "-upstreams "+example+":") || !strings.HasSuffix(err.Error(), ": upstreams[0].scopes: needs -auth-issuer: with auth off no caller holds a scope") {
+		t.Errorf("without auth: %v", err)
+	}
+}
+
+// TestUpstreamsJSON: a JSON file reads as the YAML file it spells out.
+func TestUpstreamsJSON(t *testing.T) {
+	t.Parallel()
+	yamlFile := `
+upstreams:
+  - name: a
+    url: http://127.0.0.1:1/mcp
+    prefix: ""
+    include: [echo, "get-*"]
+    overrides: {echo: {name: say, annotations: {readOnlyHint: true}}}
+    versions: [2025-11-25]
+    callTimeout: 2s
+    maxInFlight: 8
+    breaker: {disabled: true}
+    refresh: 1m
+  - name: b
+    url: https://b.example/mcp
+    prefix: b_
+    credentials:
+      headersFile: b.headers
+servers:
+  - {path: /mcp/a, tools: [say]}
+`
+	jsonFile := `{"upstreams": [
+  {"name": "a", "url": "http://127.0.0.1:1/mcp", "prefix": "", "include": ["echo", "get-*"],
+   "overrides": {"echo": {"name": "say", "annotations": {"readOnlyHint": true}}}, "versions": ["2025-11-25"],
+   "callTimeout": "2s", "maxInFlight": 8, "breaker": {"disabled": true}, "refresh": "1m"},
+  {"name": "b", "url": "https://b.example/mcp", "prefix": "b_", "credentials": {"headersFile": "b.headers"}}
+], "servers": [{"path": "/mcp/a", "tools": ["say"]}]}`
+	y, err := parseUpstreams("u.yaml", []byte(yamlFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := parseUpstreams("u.json", []byte(jsonFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if y.upstreams[i].fingerprint() != j.upstreams[i].fingerprint() {
+			t.Errorf("upstreams[%d]:\nYAML %s\nJSON %s", i, y.upstreams[i].fingerprint(), j.upstreams[i].fingerprint())
+		}
+	}
+	if !reflect.DeepEqual(y.servers, j.servers) {
+		t.Errorf("servers: %+v, %+v", y.servers, j.servers)
+	}
+	a := y.upstreams[0]
+	if o := a.options(); o.CallTimeout != 2*time.Second || o.MaxInFlight != 8 || o.BreakerMinCalls != -1 || o.Refresh != time.Minute || a.Versions[0] != "2025-11-25" ||
+		o.Overrides["echo"].Name != "say" || !*o.Overrides["echo"].Annotations.ReadOnlyHint {
+		t.Errorf("upstreams[0]: %+v", o)
+	}
+	// A reload compares the overrides too.
+	other, err := parseUpstreams("u.yaml", []byte(strings.Replace(yamlFile, "name: say", "name: tell", 1)), false)
+	if err != nil || other.upstreams[0].fingerprint() == a.fingerprint() {
+		t.Errorf("an override changed, the fingerprint did not: %v", err)
+	}
+}
+
+// TestUpstreamsServers (issue 40): servers are views, each its own path:
+// one line naming what is wrong with one.
+func TestUpstreamsServers(t *testing.T) {
+	t.Parallel()
+	const head = "upstreams: []\nservers:\n"
+	for _, tc := range []struct {
+		file   string
+		authOn bool
+		want   string
+	}{
+		{head + "  - {path: /mcp/a, tools: [a, 'b_*'], name: A, scopes: [s]}\n  - {path: /mcp/b}\n", true, ""},
+		{head + "  - {tools: [a]}\n", false, `-upstreams u.yaml:3: servers[0].path: missing`},
+		{head + "  - path: mcp\n", false, `-upstreams u.yaml:3: servers[0].path: "mcp" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{head + "  - path: /mcp/{x}\n", false, `-upstreams u.yaml:3: servers[0].path: "/mcp/{x}" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{head + "  - path: /mcp a\n", false, `-upstreams u.yaml:3: servers[0].path: "/mcp a" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{head + "  - path: /mcp/\n", false, `-upstreams u.yaml:3: servers[0].path: "/mcp/" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{head + "  - path: /a//b\n", false, `-upstreams u.yaml:3: servers[0].path: "/a//b" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{head + "  - path: /readyz\n", false, `-upstreams u.yaml:3: servers[0].path: /readyz is the binary's own endpoint`},
+		{head + "  - path: /healthz\n", false, `-upstreams u.yaml:3: servers[0].path: /healthz is the binary's own endpoint`},
+		{head + "  - path: /a\n  - path: /b\n  - path: /a\n", false, `-upstreams u.yaml:5: servers[2].path: /a is also the path of servers[0]`},
+		{head + "  - path: /a\n    tools: ['[']\n", false, `-upstreams u.yaml:4: servers[0].tools[0]: "[" is not a served name nor a path.Match pattern`},
+		{head + "  - path: /a\n    tools: a\n", false, `-upstreams u.yaml:4: servers[0].tools: want a list, got a string "a"`},
+		{head + "  - path: /a\n    scopes: [s]\n", false, `-upstreams u.yaml:4: servers[0].scopes: needs -auth-issuer: with auth off no caller holds a scope`},
+		{head + "  - path: /a\n    scopes: ['a b']\n", true, `-upstreams u.yaml:4: servers[0].scopes[0]: "a b" is not an OAuth scope: printable ASCII without space, '"' or '\' (RFC 6749 §3.3)`},
+		{head + "  - path: /a\n    view: x\n", false, `-upstreams u.yaml:4: servers[0].view: unknown key; the keys here are path, name, tools, scopes`},
+		{head + "  -\n", false, `-upstreams u.yaml:3: servers[0]: want a mapping of keys to values, got null`},
+		{"upstreams: []\nservers: {path: /a}\n", false, `-upstreams u.yaml:2: servers: want a list, got a mapping`},
+	} {
+		cfg, err := parseUpstreams("u.yaml", []byte(tc.file), tc.authOn)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.file, err)
+		case tc.want == "" && (len(cfg.servers) != 2 || cfg.servers[0].Name != "A" || cfg.servers[1].Path != "/mcp/b"):
+			t.Errorf("%q: %+v", tc.file, cfg.servers)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
+		}
+	}
+}
+
+// hostileFiles are files made to cost: each is refused at once, with one
+// line, before go-yaml spends its time (or its memory) on it.
+func hostileFiles() map[string]string {
+	var laughs strings.Builder // a billion strings in 1 KB, aliases expanded
+	laughs.WriteString("upstreams:\n  - name: a\n    url: http://h/\n    scopes: &a [s, s, s, s, s, s, s, s, s, s]\n")
+	for i, prev := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		next := string(rune('b' + i))
+		fmt.Fprintf(&laughs, "    x%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", next, next, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+	}
+	const unsupported = "anchors, aliases, merge keys (<<) and tags are not supported: write each value out"
+	const shape = "lists and mappings nest more than 64 deep, or the file has more than 50000 of them, keys and items"
+	return map[string]string{
+		laughs.String(): "-upstreams u.yaml:4: upstreams[0].scopes: " + unsupported,
+		"upstreams: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000):                                    "-upstreams u.yaml: " + shape,
+		"upstreams: " + strings.Repeat("{a: ", 65) + "1" + strings.Repeat("}", 65):                                     "-upstreams u.yaml: " + shape,
+		"upstreams:\n" + strings.Repeat("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n", 2000): "-upstreams u.yaml: " + shape,
+		"upstreams: [" + strings.Repeat("{}, ", 60_000) + "]":                                                          "-upstreams u.yaml: " + shape,
+		"upstreams:\n" + strings.Repeat("-\n", 30_000):                                                                 "-upstreams u.yaml:2: upstreams: 30000 items, more than 1000",
+		"upstreams: []\n" + strings.Repeat("#\n", 60_000):                                                              "-upstreams u.yaml: more than 50000 lines",
+		// go-yaml's decoder panicked on a tag where a list belongs.
+		"upstreams:\n  ! 00000":             "-upstreams u.yaml:2: upstreams: " + unsupported,
+		"upstreams:\n  - !!map x\n":         "-upstreams u.yaml:2: not valid YAML: could not find map",
+		"upstreams:\n  - {name: !!int a}\n": "-upstreams u.yaml:2: upstreams[0].name: " + unsupported,
+	}
+}
+
+// TestUpstreamsHostile (issue 40): aliases (and with them the billion
+// laughs), tags, deep nesting and files of many small things are refused
+// with one line; [ nested 64 deep is not.
+func TestUpstreamsHostile(t *testing.T) {
+	t.Parallel()
+	for file, want := range hostileFiles() {
+		if _, err := parseUpstreams("u.yaml", []byte(file), true); err == nil || err.Error() != want {
+			t.Errorf("%.60q:\n got %v\nwant %s", file, err, want)
+		}
+	}
+	if _, err := parseUpstreams("u.yaml", []byte("upstreams: "+strings.Repeat("[", 64)+strings.Repeat("]", 64)), true); err == nil || strings.Contains(err.Error(), "nest") {
+		t.Errorf("64 deep: %v", err)
+	}
+}
+
+// FuzzUpstreamsFile: any bytes read as an -upstreams file give a config
+// upstream.Options.Validate accepts, or one *configError of one line
+// naming the file, never a panic (not even one parseUpstreams recovers).
+func FuzzUpstreamsFile(f *testing.F) {
+	if example, err := os.ReadFile("../../deploy/upstreams.example.yaml"); err == nil {
+		f.Add(example)
+	}
+	for file := range hostileFiles() {
+		f.Add([]byte(file))
+	}
+	for _, s := range []string{
+		"upstreams: []\n",
+		"upstreams:\n  - &base {name: a, url: 'http://h/', maxConns: 3}\n  - <<: *base\n    name: b\n",
+		`{"upstreams": [{"name": "a", "url": "http://h/", "breaker": {"disabled": true}, "refresh": "1m"}], "servers": [{"path": "/a"}]}`,
+		"upstreams:\n  - name: a\n    url: https://h/\n    toolScopes: {echo: [x]}\n    overrides: {'a.b': {name: c}}\n    credentials:\n      tokenExchange: {tokenURL: https://t/, clientID: c, clientSecretFile: f, audience: x, scopes: [s]}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := parseUpstreams("u.yaml", data, true)
+		if err == nil {
+			for _, e := range cfg.upstreams {
+				if o := e.options(); o.Validate() != nil {
+					t.Fatalf("accepted %q: %v", data, o.Validate())
+				}
+			}
+			return
+		}
+		var ce *configError
+		msg := err.Error()
+		if !errors.As(err, &ce) || !strings.HasPrefix(msg, "-upstreams u.yaml") || strings.ContainsAny(msg, "\r\n") || strings.Contains(msg, "cannot be read as YAML (") {
+			t.Fatalf("%q: %v", data, err)
+		}
+	})
 }
