@@ -60,6 +60,13 @@ const (
 	// Time enough for a person to answer a form, and the "short expiry" the
 	// spec asks for, past which a leaked state is worthless.
 	defaultStateTTL = 5 * time.Minute
+	// Listen streams (docs/design.md §5a): each holds a goroutine, the
+	// connection's buffers and a few frames, some 20 KiB, so the total
+	// bounds them near 20 MiB; a client needs one, and the per-caller
+	// bound leaves room for a client that reconnects before its old
+	// stream is found dead, without letting one caller take them all.
+	defaultMaxListenStreams          = 1024
+	defaultMaxListenStreamsPerCaller = 16
 )
 
 // Options configures a Server. A nil *Options, and every zero field, means
@@ -166,6 +173,30 @@ type Options struct {
 	// (docs/design.md §6); nil serves every request unauthenticated. A
 	// tool set with a scoped tool (tools.WithScopes) needs it.
 	Auth *AuthOptions
+	// ToolsChange says the tool set may change while the server serves
+	// (SetTools: a gateway whose upstreams' tools change, a reload). A
+	// client then needs to hear of a change sooner than the list's ttlMs,
+	// so the server advertises tools.listChanged in server/discover and
+	// serves subscriptions/listen to 2026-07-28 clients: a stream,
+	// acknowledged first, on which each SetTools that changes what
+	// tools/list shows is told within a second (notifications/tools/
+	// list_changed), until the client leaves or a drain ends it with its
+	// result (docs/design.md §5a). False, the default, suits a fixed set:
+	// nothing is advertised and subscriptions/listen answers -32601, as
+	// for any method the server does not have. 2025-era clients are
+	// served as without it (their initialize says listChanged false).
+	ToolsChange bool
+	// MaxListenStreams bounds the listen streams open at once (with
+	// ToolsChange); past it a listen is answered 503 with Retry-After.
+	// Streams do not take MaxInFlight's places: they are idle nearly all
+	// their life. 0 means 1024; negative means no bound.
+	MaxListenStreams int
+	// MaxListenStreamsPerCaller bounds the listen streams one caller holds
+	// at once: the authenticated caller (Principal.Subject, else its
+	// client), or without auth the client's address (TrustedProxies: behind
+	// a proxy, set it, or every client counts as the proxy). Past it a
+	// listen is answered 429. 0 means 16; negative means no bound.
+	MaxListenStreamsPerCaller int
 }
 
 // Server is an MCP endpoint. It is an http.Handler, safe for concurrent use.
@@ -288,7 +319,10 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		MeterProvider:  o.MeterProvider,
 		Logger:         o.Logger,
 		Workers:        runtime.GOMAXPROCS(0),
+		ToolsChange:    o.ToolsChange,
 	}
+	cfg.MaxListenStreams = orDefault(o.MaxListenStreams, defaultMaxListenStreams)
+	cfg.MaxListenStreamsPerCaller = orDefault(o.MaxListenStreamsPerCaller, defaultMaxListenStreamsPerCaller)
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = defaultPageSize
 	}
@@ -350,6 +384,18 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		cfg.StateKeys = [][]byte{key}
 	}
 	return cfg, stage, nil
+}
+
+// orDefault resolves a bound whose 0 means def and whose negative value
+// means none (0 in the configuration).
+func orDefault(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // ServeHTTP answers one MCP message.

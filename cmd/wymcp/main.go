@@ -347,6 +347,14 @@ func serve(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var change *toolChange
+	if toolSets[c.toolSet].changes && c.upstreams == nil {
+		if change, err = newToolChange(); err != nil {
+			return err
+		}
+		ts = append(ts, change.trigger)
+		c.opts.ToolsChange = true
+	}
 	if ts, err = c.auth.scopeTools(ts); err != nil {
 		return err
 	}
@@ -420,6 +428,11 @@ func serve(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		// Stopped while connecting: nothing was served.
 		ln.Close()
 		return gw.Shutdown(context.WithoutCancel(ctx))
+	}
+	if change != nil {
+		// No upstreams: the gateway's one server serves the set, and the
+		// trigger replaces it there (toolchange.go).
+		change.bind(gw.View(""), ts)
 	}
 	if c.upstreams != nil {
 		// SIGHUP re-reads the file (reloader.reload).

@@ -18,7 +18,7 @@ import (
 // (-upstreams).
 var toolSets = map[string]toolSet{
 	"demo":        {build: demoTools, serverName: "wymcp-demo"},
-	"conformance": {build: conformanceTools, serverName: "wymcp-conformance"},
+	"conformance": {build: conformanceTools, serverName: "wymcp-conformance", changes: true},
 	toolSetNone:   {build: func() ([]*tools.Tool, error) { return nil, nil }, serverName: "wymcp"},
 }
 
@@ -30,6 +30,9 @@ type toolSet struct {
 	// so a server names itself after what it serves (a gateway, with
 	// -tools none, as wymcp).
 	serverName string
+	// changes: served alone (no -upstreams), the set changes while it
+	// serves, through test_trigger_tool_change (toolchange.go).
+	changes bool
 }
 
 // toolSetNone is the empty set: with -upstreams, a pure gateway.

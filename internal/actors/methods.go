@@ -47,6 +47,11 @@ type toolLists struct {
 	list   *listing
 	scoped *scopedLists
 	eras   map[string]*toolLists
+	// sum digests what the lists show and to whom: every definition, and
+	// every tool's scopes (which decide who sees it). Two sets with the
+	// same sum list alike for every caller, so replacing one with the
+	// other tells no listen stream (System.SetTools).
+	sum [sha256.Size]byte
 }
 
 // eraTables is what the methods answer a 2025-era request from, besides
@@ -96,7 +101,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 	t.discoverResult, err = wire.AppendDiscoverResult(nil, wire.DiscoverResult{
 		ResultType:        wire.ResultTypeComplete,
 		SupportedVersions: cfg.Versions.List(),
-		Capabilities:      wire.RawJSON(`{"tools":{}}`),
+		Capabilities:      capabilities(cfg.ToolsChange),
 		Instructions:      cfg.Instructions,
 		TTLMs:             ttl.Milliseconds(),
 		CacheScope:        wire.CacheScopePublic,
@@ -147,7 +152,7 @@ func (t *tables) buildLists(set *toolrun.Set) (*toolLists, error) {
 	}
 	p := t.params
 	p.macKey = append(append([]byte("wymcp tools/list cursor\x00"), p.secret...), encoded...)
-	l := &toolLists{}
+	l := &toolLists{sum: listSum(encoded, all)}
 	if l.list, l.scoped, err = p.lists(all, defs); err != nil {
 		return nil, err
 	}
@@ -168,6 +173,24 @@ func (t *tables) buildLists(set *toolrun.Set) (*toolLists, error) {
 		l.eras[v] = e
 	}
 	return l, nil
+}
+
+// listSum is toolLists.sum: the digest of the encoded definitions, then of
+// each tool's scopes in the set's order (each scope and each tool ended by
+// a byte no scope holds).
+func listSum(encoded []byte, all []*toolrun.Tool) [sha256.Size]byte {
+	d := sha256.New()
+	d.Write(encoded)
+	for _, t := range all {
+		for _, s := range t.Scopes() {
+			d.Write([]byte(s))
+			d.Write([]byte{0})
+		}
+		d.Write([]byte{1})
+	}
+	var sum [sha256.Size]byte
+	d.Sum(sum[:0])
+	return sum
 }
 
 // lists returns the tools/list of every caller when no tool is scoped, or
@@ -222,6 +245,18 @@ func (p listParams) build(defs []wire.Tool, subset []byte) (*listing, error) {
 		l.pages = append(l.pages, b)
 	}
 	return l, nil
+}
+
+// capabilities is server/discover's capabilities: tools, and listChanged
+// only when the server serves subscriptions/listen, which it does when its
+// set may change (config.Server.ToolsChange): the conformance suite, like a
+// client, reads the capability as the promise that a listen stream is
+// served (docs/design.md §5a).
+func capabilities(listChanged bool) wire.RawJSON {
+	if listChanged {
+		return wire.RawJSON(`{"tools":{"listChanged":true}}`)
+	}
+	return wire.RawJSON(`{"tools":{}}`)
 }
 
 func (t *tables) discover(*Call) Reply {

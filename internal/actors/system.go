@@ -292,12 +292,16 @@ func (a callActor) Receive(c actor.Context) {
 // are built first, then published at once, so a tools/list answers from
 // the old set or the new one, never a mix. Calls name their tool
 // themselves (the front resolves it): a call already resolved runs with
-// the tool it named.
-func (s *System) SetTools(set *toolrun.Set) error {
+// the tool it named. It reports whether the lists changed: whether some
+// caller's tools/list may now answer otherwise (listing.sum).
+func (s *System) SetTools(set *toolrun.Set) (changed bool, err error) {
 	l, err := s.tables.buildLists(set)
 	if err != nil {
-		return err
+		return false, err
 	}
-	s.tables.lists.Store(l)
-	return nil
+	old := s.tables.lists.Swap(l)
+	return old == nil || old.sum != l.sum, nil
 }
+
+// ServerMeta is the result _meta that names the server.
+func (s *System) ServerMeta() wire.RawJSON { return s.tables.serverMeta }

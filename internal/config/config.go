@@ -76,6 +76,13 @@ type Server struct {
 	Workers int
 	// Auth is the authentication stage; nil when auth is off.
 	Auth *Auth
+	// ToolsChange: the tool set may change while the server serves, so
+	// server/discover advertises tools.listChanged and subscriptions/listen
+	// is served (docs/design.md §5a).
+	ToolsChange bool
+	// MaxListenStreams and MaxListenStreamsPerCaller bound the open listen
+	// streams, in total and per caller; 0 means no bound.
+	MaxListenStreams, MaxListenStreamsPerCaller int
 }
 
 // Auth is the authentication stage (docs/design.md §3 stage 3) as the

@@ -105,6 +105,21 @@ func (b *answerBudget) admit(ctx context.Context, t *toolrun.Tool) (int64, bool)
 	return b.waitFor(ctx, t)
 }
 
+// hold reserves r bytes for a listen stream's life (listen.go), at once or
+// not at all: a stream is cheap to open again, and waiting for room would
+// hold its request for nothing. It returns what it took, which the stream
+// gives back with adjust(held, 0), and false when the budget had no room;
+// with no bound it takes nothing.
+func (b *answerBudget) hold(r int64) (held int64, ok bool) {
+	if b.limit == 0 {
+		return 0, true
+	}
+	if !b.take(r) {
+		return 0, false
+	}
+	return r, true
+}
+
 // take reserves r bytes if the budget has room for them, or holds nothing
 // at all: one answer larger than the whole budget is still served, alone.
 func (b *answerBudget) take(r int64) bool {

@@ -24,9 +24,15 @@ import (
 // written while draining.
 var connectionClose = []string{"close"}
 
-// BeginDrain starts the lame duck (step 1). It may be called more than
-// once, and concurrently with requests.
-func (h *Handler) BeginDrain() { h.draining.Store(true) }
+// BeginDrain starts the lame duck (step 1), and ends every listen stream
+// with its result (listen.go). It may be called more than once, and
+// concurrently with requests.
+func (h *Handler) BeginDrain() {
+	h.draining.Store(true)
+	if h.listens != nil {
+		h.listens.endAll()
+	}
+}
 
 // Draining reports whether the lame duck has begun.
 func (h *Handler) Draining() bool { return h.draining.Load() }
@@ -58,7 +64,7 @@ func (h *Handler) enter() bool {
 }
 
 func (h *Handler) leave() {
-	if h.inFlight.Add(-1) == 0 && h.closing.Load() {
+	if h.inFlight.Add(-1) == 0 && h.closing.Load() && h.listening.Load() == 0 {
 		h.signalDrained()
 	}
 }
@@ -75,14 +81,14 @@ func (h *Handler) signalDrained() {
 }
 
 // StopAdmitting (step 2; it implies step 1) stops admitting requests to
-// methods and waits until every admitted one has been answered, or ctx
-// ends. Requests that arrive meanwhile are answered 503 with Retry-After,
+// methods and waits until every admitted one has been answered, and every
+// listen stream has written its end, or ctx ends. Requests that arrive meanwhile are answered 503 with Retry-After,
 // never dropped. It may be called more than once, and concurrently.
 func (h *Handler) StopAdmitting(ctx context.Context) error {
 	h.BeginDrain()
 	h.closing.Store(true)
 	h.answers.stop()
-	if h.inFlight.Load() == 0 {
+	if h.inFlight.Load() == 0 && h.listening.Load() == 0 {
 		h.signalDrained()
 	}
 	// Drained wins over an ended ctx: nothing left in flight is a clean

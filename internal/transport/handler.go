@@ -61,6 +61,12 @@ type Handler struct {
 	// answers bounds the bytes of the answers held for their clients
 	// (answers.go).
 	answers *answerBudget
+
+	// listens are the open listen streams (listen.go), nil when the
+	// server serves none (config.Server.ToolsChange off); listening
+	// counts them for the drain, as inFlight counts calls.
+	listens   *listenHub
+	listening atomic.Int64
 }
 
 // New returns the Handler of a server whose methods sys answers.
@@ -81,6 +87,9 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		drained:     make(chan struct{}),
 	}
 	h.tools.Store(cfg.Tools)
+	if cfg.ToolsChange {
+		h.listens = newListenHub(cfg.MaxListenStreams, cfg.MaxListenStreamsPerCaller, sys.ServerMeta())
+	}
 	for _, o := range cfg.AllowedOrigins {
 		h.origins[o] = true
 	}
@@ -97,12 +106,20 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 // SetTools replaces the tool set while the handler serves: the lists
 // first, then the set calls are resolved in. A request resolved before
 // the swap runs with the tool it resolved; one after, with the new set.
+//
+// When the lists changed, the listen streams are told so, after both are
+// published: a client that lists on the notification sees the new set. A
+// set that lists as the old one did tells nobody.
 func (h *Handler) SetTools(set *toolrun.Set) error {
-	if err := h.sys.SetTools(set); err != nil {
+	changed, err := h.sys.SetTools(set)
+	if err != nil {
 		return err
 	}
 	h.tools.Store(set)
 	h.answers.sizes.keep(set)
+	if changed && h.listens != nil {
+		h.listens.changed()
+	}
 	return nil
 }
 
@@ -232,6 +249,11 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	}
 	// Stage 6: the method table.
 	if !h.sys.HasMethod(req.Method, legacy) {
+		if h.listens != nil && !legacy && req.Method == wire.MethodListen {
+			// A stream, not a call: it holds no in-flight place (listen.go).
+			h.serveListen(ctx, w, r, in, op, req, msg.Params)
+			return
+		}
 		h.writeRejection(w, r, op, id, methodNotFound(legacy))
 		return
 	}

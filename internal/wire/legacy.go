@@ -128,7 +128,7 @@ func CheckInitialize(params RawJSON) *Error {
 // AppendInitializeResult appends the result of an initialize that
 // negotiated version: the revision, the server's capabilities (tools, with
 // listChanged false: a stateless server has no session to tell of a change,
-// docs/design.md §1), its name as that revision spells an
+// even with a listen stream for 2026-07-28 clients, docs/design.md §1a), its name as that revision spells an
 // Implementation, and its instructions when set.
 func AppendInitializeResult(dst []byte, version string, info protocol.Implementation, instructions string) ([]byte, error) {
 	var err error
