@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -161,17 +162,31 @@ func TestNewRefuses(t *testing.T) {
 		opts gateway.Options
 		want string
 	}{
-		{"two views without paths", gateway.Options{Views: []gateway.View{{}, {}}}, "gateway: Views[0]: a path is needed when there is more than one view"},
-		{"relative path", gateway.Options{Views: []gateway.View{{Path: "mcp"}}}, `gateway: Views[0]: path "mcp" does not start with /`},
-		{"path twice", gateway.Options{Views: []gateway.View{{Path: "/a"}, {Path: "/a"}}}, `gateway: Views[1]: path "/a" is another view's`},
-		{"bad pattern", gateway.Options{Views: []gateway.View{{Path: "/a", Tools: []string{"[x"}}}}, `gateway: Views[0] (/a): tool pattern "[x": syntax error in pattern`},
-		{"upstream without name", gateway.Options{Upstreams: []upstream.Options{{URL: "http://127.0.0.1:1/"}}}, "gateway: Upstreams[0] has no name"},
-		{"upstream name twice", gateway.Options{Upstreams: []upstream.Options{{Name: "a"}, {Name: "a"}}}, `gateway: Upstreams[1]: the name "a" is another upstream's`},
+		{"two views without paths", gateway.Options{Views: []gateway.View{{}, {}}}, "gateway: Views[0].Path: is required when there is more than one view"},
+		{"relative path", gateway.Options{Views: []gateway.View{{Path: "mcp"}}}, `gateway: Views[0].Path: "mcp" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{"path twice", gateway.Options{Views: []gateway.View{{Path: "/a"}, {Path: "/a"}}}, `gateway: Views[1].Path: "/a" is another view's`},
+		{"bad pattern", gateway.Options{Views: []gateway.View{{Path: "/a", Tools: []string{"[x"}}}}, `gateway: Views[0].Tools[0]: "[x" is not a served name nor a path.Match pattern`},
+		{"path not clean", gateway.Options{Views: []gateway.View{{Path: "/mcp/"}}}, `gateway: Views[0].Path: "/mcp/" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{"path with a wildcard", gateway.Options{Views: []gateway.View{{Path: "/a"}, {Path: "/mcp/{x}"}}}, `gateway: Views[1].Path: "/mcp/{x}" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{"path with a space", gateway.Options{Views: []gateway.View{{Path: "/mcp a"}}}, `gateway: Views[0].Path: "/mcp a" is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'`},
+		{"empty pattern", gateway.Options{Views: []gateway.View{{Path: "/a", Tools: []string{"x", ""}}}}, `gateway: Views[0].Tools[1]: "" is not a served name nor a path.Match pattern`},
+		{"upstream without name", gateway.Options{Upstreams: []upstream.Options{{URL: "http://127.0.0.1:1/"}}}, "gateway: Upstreams[0].Name: is required"},
+		{"upstream name twice", gateway.Options{Upstreams: []upstream.Options{{Name: "a"}, {Name: "a"}}}, `gateway: Upstreams[1].Name: "a" is another upstream's`},
 		{"short state key", gateway.Options{Info: info, Server: serverKeys([]byte("short")), Views: []gateway.View{{Path: "/a"}}}, "gateway: Options.Server.StateKeys[0] is 5 bytes; each key must be 32 bytes (AES-256)"},
 		{"no info", gateway.Options{}, "wymcp: the server Implementation needs a name and a version"},
 	} {
 		if _, err := gateway.New(t.Context(), c.opts); err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		// Options.Validate says the same, before anything is built, as an
+		// *OptionError naming the field.
+		var oe *gateway.OptionError
+		if err := c.opts.Validate(); strings.HasPrefix(c.want, "gateway: Views") || strings.HasPrefix(c.want, "gateway: Upstreams") {
+			if !errors.As(err, &oe) || err.Error() != c.want || !strings.HasPrefix(c.want, "gateway: "+oe.Field+": ") {
+				t.Errorf("%s: Validate: %v, want %q", c.name, err, c.want)
+			}
+		} else if err != nil {
+			t.Errorf("%s: Validate: %v, want nil (wymcp.New's to refuse)", c.name, err)
 		}
 	}
 }

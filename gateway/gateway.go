@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,8 +127,8 @@ var ErrClosed = errors.New("gateway: closed")
 // upstream that cannot be connected within its ConnectTimeout (or before
 // ctx ends) never fails New: it is logged and tried again in the
 // background (a second, doubling to half a minute), its tools served once
-// it connects. New fails on options that cannot be served: a view's path
-// or pattern, an upstream without a unique name, what wymcp.New refuses.
+// it connects. New fails on options that cannot be served: what
+// Options.Validate refuses, what wymcp.New refuses.
 // ctx bounds the connections made here, not the Gateway's life: Close
 // (or Shutdown) ends it.
 func New(ctx context.Context, opts Options) (*Gateway, error) {
@@ -174,6 +175,35 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
+// OptionError is what is wrong with one field of [Options] or of an
+// [Update]: the errors of [Options.Validate], New and Reload. Field names
+// it as Go writes it, with the index below it (Views[1].Path,
+// Upstreams[0].Name), so that a program reading a configuration file can
+// point at the key that set it.
+type OptionError struct {
+	Field   string
+	Problem string
+}
+
+func (e *OptionError) Error() string { return "gateway: " + e.Field + ": " + e.Problem }
+
+// Validate reports the first thing wrong with o's Views and its
+// Upstreams' names, as an [*OptionError]: what New refuses before it
+// connects anything. A view's Path must be a clean absolute path of
+// letters, digits, '-', '.', '_', '~' and '/' (what http.ServeMux takes
+// as a plain path: no method, host or wildcard, nothing it would
+// redirect), unique, and may be "" only when it is the one view; a tool
+// pattern must be a served name or a pattern path.Match reads. An upstream
+// needs a name of its own: a Reload tells them apart by it, and logs and
+// metrics name them so. Each upstream's other options are
+// upstream.Options.Validate's.
+func (o *Options) Validate() error {
+	if _, err := checkViews(o.Views); err != nil {
+		return err
+	}
+	return checkUpstreams(o.Upstreams)
+}
+
 // checkViews checks the views' paths and patterns and returns them, or
 // the one view of every tool when there are none.
 func checkViews(vs []View) ([]View, error) {
@@ -182,42 +212,47 @@ func checkViews(vs []View) ([]View, error) {
 	}
 	seen := map[string]bool{}
 	for i, v := range vs {
+		bad := func(problem string) error { return &OptionError{fmt.Sprintf("Views[%d].Path", i), problem} }
 		switch {
 		case v.Path == "" && len(vs) > 1:
-			return nil, fmt.Errorf("gateway: Views[%d]: a path is needed when there is more than one view", i)
-		case v.Path != "" && v.Path[0] != '/':
-			return nil, fmt.Errorf("gateway: Views[%d]: path %q does not start with /", i, v.Path)
+			return nil, bad("is required when there is more than one view")
+		case v.Path != "" && (path.Clean(v.Path) != v.Path || v.Path[0] != '/' || strings.Trim(v.Path, pathChars) != ""):
+			return nil, bad(fmt.Sprintf("%q is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'", v.Path))
 		case seen[v.Path]:
-			return nil, fmt.Errorf("gateway: Views[%d]: path %q is another view's", i, v.Path)
+			return nil, bad(fmt.Sprintf("%q is another view's", v.Path))
 		}
 		seen[v.Path] = true
-		if err := checkPatterns(v.Tools); err != nil {
-			return nil, fmt.Errorf("gateway: Views[%d] (%s): %w", i, v.Path, err)
+		if err := checkPatterns(i, v.Tools); err != nil {
+			return nil, err
 		}
 	}
 	return vs, nil
 }
 
-// checkPatterns refuses a pattern path.Match cannot read.
-func checkPatterns(ps []string) error {
-	for _, p := range ps {
-		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("tool pattern %q: %w", p, err)
+// pathChars are those of a view's path.
+const pathChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/"
+
+// checkPatterns refuses a pattern of Views[i] that path.Match cannot
+// read, or "", which no tool is named.
+func checkPatterns(i int, ps []string) error {
+	for j, p := range ps {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return &OptionError{fmt.Sprintf("Views[%d].Tools[%d]", i, j), fmt.Sprintf("%q is not a served name nor a path.Match pattern", p)}
 		}
 	}
 	return nil
 }
 
-// checkUpstreams refuses an upstream without a name, or two of one name:
-// a reload tells them apart by it, and logs and metrics name them so.
+// checkUpstreams refuses an upstream without a name, or two of one name.
 func checkUpstreams(list []upstream.Options) error {
 	seen := make(map[string]bool, len(list))
 	for i, o := range list {
+		field := fmt.Sprintf("Upstreams[%d].Name", i)
 		switch {
 		case o.Name == "":
-			return fmt.Errorf("gateway: Upstreams[%d] has no name", i)
+			return &OptionError{field, "is required"}
 		case seen[o.Name]:
-			return fmt.Errorf("gateway: Upstreams[%d]: the name %q is another upstream's", i, o.Name)
+			return &OptionError{field, fmt.Sprintf("%q is another upstream's", o.Name)}
 		}
 		seen[o.Name] = true
 	}

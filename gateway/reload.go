@@ -164,8 +164,8 @@ func (g *Gateway) newPatterns(vs []View) ([][]string, error) {
 		if v.Path != g.views[i].path {
 			return nil, fmt.Errorf("gateway: the update's Views[%d] is %q, the gateway's %q: views are added, removed or moved by a new Gateway", i, v.Path, g.views[i].path)
 		}
-		if err := checkPatterns(v.Tools); err != nil {
-			return nil, fmt.Errorf("gateway: Views[%d] (%s): %w", i, v.Path, err)
+		if err := checkPatterns(i, v.Tools); err != nil {
+			return nil, err
 		}
 		out[i] = slices.Clone(v.Tools)
 	}

@@ -91,8 +91,8 @@ func TestReloadRefused(t *testing.T) {
 		u    gateway.Update
 		want string
 	}{
-		{gateway.Update{Upstreams: []upstream.Options{a.up("x", ""), a.up("x", "")}}, `gateway: Upstreams[1]: the name "x" is another upstream's`},
-		{gateway.Update{Views: []gateway.View{{Path: "/v", Tools: []string{"["}}}}, `gateway: Views[0] (/v): tool pattern "[": syntax error in pattern`},
+		{gateway.Update{Upstreams: []upstream.Options{a.up("x", ""), a.up("x", "")}}, `gateway: Upstreams[1].Name: "x" is another upstream's`},
+		{gateway.Update{Views: []gateway.View{{Path: "/v", Tools: []string{"["}}}}, `gateway: Views[0].Tools[0]: "[" is not a served name nor a path.Match pattern`},
 		{gateway.Update{Views: []gateway.View{{Path: "/w"}}}, `gateway: the update's Views[0] is "/w", the gateway's "/v": views are added, removed or moved by a new Gateway`},
 		{gateway.Update{Views: []gateway.View{{Path: "/v"}, {Path: "/w"}}}, `gateway: the update has 2 views, the gateway 1: views are added or removed by a new Gateway`},
 	} {

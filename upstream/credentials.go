@@ -17,7 +17,8 @@ import (
 // gateway's own: the client's token is never passed through (the MCP
 // authorization spec forbids it, since the upstream is another audience).
 // Build them with [StaticHeaders], [ClientCredentials] or
-// [TokenExchange]; nil [Options.Credentials] sends none.
+// [TokenExchange]; nil [Options.Credentials] sends none. Their errors are
+// [*OptionError]s naming what is wrong.
 //
 // The interface is closed (its methods are unexported) so that every
 // implementation is one of the three above, each of which keeps secrets
@@ -38,9 +39,10 @@ type Credentials interface {
 	tokenURL() string
 }
 
-// maxStaticFile bounds the file StaticHeaders reads: a few headers, not a
-// file given by mistake.
-const maxStaticFile = 64 << 10
+// maxSecretFile bounds the files of secrets credentials read (StaticHeaders',
+// OAuth.ClientSecretFile): a few headers or a secret, not a file given by
+// mistake.
+const maxSecretFile = 64 << 10
 
 // StaticHeaders reads a file of "Name: value" lines and sends those
 // headers on every request to the upstream: an API key, or a long-lived
@@ -68,13 +70,13 @@ const maxStaticFile = 64 << 10
 // refused does nothing: there is no other value to try, so a 401 from the
 // upstream is the call's answer.
 func StaticHeaders(path string) (Credentials, error) {
-	data, err := opfile.Read(path, maxStaticFile)
+	data, err := opfile.Read(path, maxSecretFile)
 	if err != nil {
-		return nil, fmt.Errorf("upstream: static headers: %w", err)
+		return nil, &OptionError{of: "static headers", Problem: err.Error(), err: err}
 	}
 	h, err := parseStaticHeaders(data)
 	if err != nil {
-		return nil, fmt.Errorf("upstream: static headers %s: %w", path, err)
+		return nil, &OptionError{of: "static headers", Problem: path + ": " + err.Error(), err: err}
 	}
 	return &staticHeaders{h: h}, nil
 }
@@ -110,7 +112,7 @@ func parseStaticHeaders(data []byte) (http.Header, error) {
 	h := http.Header{}
 	firstLine := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxStaticFile+1)
+	sc.Buffer(make([]byte, 0, 4096), maxSecretFile+1)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		trimmed := strings.TrimLeft(line, " \t")

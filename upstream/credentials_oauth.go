@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/strictjson"
+	"github.com/wymcp/wymcp/opfile"
 )
 
 // OAuth configures a token endpoint for [ClientCredentials] and
@@ -35,6 +37,13 @@ type OAuth struct {
 	// turn a caller's token into one for the upstream.
 	ClientID     string
 	ClientSecret string
+	// ClientSecretFile, instead of ClientSecret, names a file holding the
+	// secret (the spaces and newlines around it trimmed), read once by
+	// ClientCredentials or TokenExchange: a regular file of at most 64
+	// KiB, read as package opfile reads (never blocking, never past the
+	// bound); an empty one is refused. A rotated secret takes new
+	// credentials.
+	ClientSecretFile string
 	// Scopes go in the scope parameter, space-joined; nil sends none (the
 	// authorization server's default). Each must be an RFC 6749 §3.3
 	// scope token.
@@ -125,7 +134,7 @@ func ClientCredentials(cfg OAuth) (Credentials, error) {
 		return nil, err
 	}
 	if cfg.Audience != "" {
-		return nil, errors.New("upstream: client credentials: Audience is a token-exchange parameter; use Resource")
+		return nil, &OptionError{of: "client credentials", Field: "Audience", Problem: "is a token-exchange parameter; use Resource"}
 	}
 	c := &clientCredentials{ep: ep, cache: newTokenCache(1)}
 	c.form = url.Values{"grant_type": {grantClientCreds}}
@@ -171,7 +180,7 @@ func TokenExchange(cfg OAuth) (Credentials, error) {
 		return nil, err
 	}
 	own := cfg
-	own.Audience = ""
+	own.Audience, own.ClientSecret, own.ClientSecretFile = "", ep.cfg.ClientSecret, "" // the file is read once
 	gateway, err := ClientCredentials(own)
 	if err != nil {
 		return nil, err
@@ -302,37 +311,48 @@ type endpoint struct {
 	http   *http.Client
 }
 
-// newEndpoint checks what both grants share.
+// newEndpoint checks what both grants share, and reads the secret's file.
 func newEndpoint(cfg OAuth, what string) (*endpoint, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("upstream: "+what+": "+format, args...)
+	fail := func(field, problem string, err error) error {
+		return &OptionError{of: what, Field: field, Problem: problem, err: err}
 	}
 	u, err := url.Parse(cfg.TokenURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Not the URL itself: a mistyped value may be something else.
-		return nil, fail("TokenURL must be an http or https URL")
+		return nil, fail("TokenURL", "must be an http or https URL", nil)
 	}
 	if u.User != nil {
-		return nil, fail("TokenURL must not hold credentials; use ClientID and ClientSecret")
+		return nil, fail("TokenURL", "must not hold credentials; use ClientID and ClientSecret", nil)
 	}
 	if u.Fragment != "" {
-		return nil, fail("TokenURL must not have a fragment")
+		return nil, fail("TokenURL", "must not have a fragment", nil)
 	}
 	if cfg.ClientID == "" {
-		return nil, fail("ClientID is required")
+		return nil, fail("ClientID", "is required", nil)
 	}
-	if cfg.ClientSecret == "" {
-		return nil, fail("ClientSecret is required")
+	switch {
+	case cfg.ClientSecretFile != "" && cfg.ClientSecret != "":
+		return nil, fail("ClientSecretFile", "give ClientSecret or ClientSecretFile, not both", nil)
+	case cfg.ClientSecretFile != "":
+		data, err := opfile.Read(cfg.ClientSecretFile, maxSecretFile)
+		if err != nil {
+			return nil, fail("ClientSecretFile", err.Error(), err)
+		}
+		if cfg.ClientSecret = string(bytes.TrimSpace(data)); cfg.ClientSecret == "" {
+			return nil, fail("ClientSecretFile", cfg.ClientSecretFile+" is empty", nil)
+		}
+	case cfg.ClientSecret == "":
+		return nil, fail("ClientSecret", "is required", nil)
 	}
-	for _, s := range cfg.Scopes {
+	for i, s := range cfg.Scopes {
 		if !caller.ValidScope(s) {
-			return nil, fail("scope %q is not an RFC 6749 scope token", s)
+			return nil, fail(fmt.Sprintf("Scopes[%d]", i), fmt.Sprintf("%q is not an RFC 6749 scope token", s), nil)
 		}
 	}
 	if cfg.Resource != "" {
 		r, err := url.Parse(cfg.Resource)
 		if err != nil || !r.IsAbs() || r.Fragment != "" || strings.Contains(cfg.Resource, "#") {
-			return nil, fail("Resource must be an absolute URI without a fragment (RFC 8707)")
+			return nil, fail("Resource", "must be an absolute URI without a fragment (RFC 8707)", nil)
 		}
 	}
 	hc := cfg.HTTPClient

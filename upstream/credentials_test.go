@@ -104,7 +104,7 @@ func TestStaticHeadersRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted: %v", creds)
 			}
-			want := "upstream: static headers " + path + ": " + tc.want
+			want := "upstream: static headers: " + path + ": " + tc.want
 			if err.Error() != want {
 				t.Fatalf("error %q\nwant  %q", err, want)
 			}
@@ -120,7 +120,7 @@ func TestStaticHeadersRefusals(t *testing.T) {
 		}
 	})
 	t.Run("too large", func(t *testing.T) {
-		path := writeHeadersFile(t, "X-Key: "+strings.Repeat("a", maxStaticFile))
+		path := writeHeadersFile(t, "X-Key: "+strings.Repeat("a", maxSecretFile))
 		_, err := StaticHeaders(path)
 		if err == nil || err.Error() != "upstream: static headers: "+path+" is larger than 64 KiB" {
 			t.Fatalf("error %v", err)
@@ -663,17 +663,17 @@ func TestOAuthConfigRefusals(t *testing.T) {
 		change func(*OAuth)
 		want   string
 	}{
-		{"no URL", func(o *OAuth) { o.TokenURL = "" }, "TokenURL must be an http or https URL"},
-		{"ftp", func(o *OAuth) { o.TokenURL = "ftp://as.example/token" }, "TokenURL must be an http or https URL"},
-		{"relative", func(o *OAuth) { o.TokenURL = "/token" }, "TokenURL must be an http or https URL"},
-		{"userinfo", func(o *OAuth) { o.TokenURL = "https://u:p@as.example/token" }, "TokenURL must not hold credentials; use ClientID and ClientSecret"},
-		{"fragment", func(o *OAuth) { o.TokenURL = "https://as.example/token#x" }, "TokenURL must not have a fragment"},
-		{"no client", func(o *OAuth) { o.ClientID = "" }, "ClientID is required"},
-		{"no secret", func(o *OAuth) { o.ClientSecret = "" }, "ClientSecret is required"},
-		{"bad scope", func(o *OAuth) { o.Scopes = []string{"a", `b"c`} }, `scope "b\"c" is not an RFC 6749 scope token`},
-		{"empty scope", func(o *OAuth) { o.Scopes = []string{""} }, `scope "" is not an RFC 6749 scope token`},
-		{"relative resource", func(o *OAuth) { o.Resource = "/mcp" }, "Resource must be an absolute URI without a fragment (RFC 8707)"},
-		{"resource fragment", func(o *OAuth) { o.Resource = "https://up.example/mcp#a" }, "Resource must be an absolute URI without a fragment (RFC 8707)"},
+		{"no URL", func(o *OAuth) { o.TokenURL = "" }, "TokenURL: must be an http or https URL"},
+		{"ftp", func(o *OAuth) { o.TokenURL = "ftp://as.example/token" }, "TokenURL: must be an http or https URL"},
+		{"relative", func(o *OAuth) { o.TokenURL = "/token" }, "TokenURL: must be an http or https URL"},
+		{"userinfo", func(o *OAuth) { o.TokenURL = "https://u:p@as.example/token" }, "TokenURL: must not hold credentials; use ClientID and ClientSecret"},
+		{"fragment", func(o *OAuth) { o.TokenURL = "https://as.example/token#x" }, "TokenURL: must not have a fragment"},
+		{"no client", func(o *OAuth) { o.ClientID = "" }, "ClientID: is required"},
+		{"no secret", func(o *OAuth) { o.ClientSecret = "" }, "ClientSecret: is required"},
+		{"bad scope", func(o *OAuth) { o.Scopes = []string{"a", `b"c`} }, `Scopes[1]: "b\"c" is not an RFC 6749 scope token`},
+		{"empty scope", func(o *OAuth) { o.Scopes = []string{""} }, `Scopes[0]: "" is not an RFC 6749 scope token`},
+		{"relative resource", func(o *OAuth) { o.Resource = "/mcp" }, "Resource: must be an absolute URI without a fragment (RFC 8707)"},
+		{"resource fragment", func(o *OAuth) { o.Resource = "https://up.example/mcp#a" }, "Resource: must be an absolute URI without a fragment (RFC 8707)"},
 	} {
 		cfg := good
 		tc.change(&cfg)
@@ -689,7 +689,7 @@ func TestOAuthConfigRefusals(t *testing.T) {
 	}
 	cfg := good
 	cfg.Audience = "upstream"
-	if _, err := ClientCredentials(cfg); err == nil || err.Error() != "upstream: client credentials: Audience is a token-exchange parameter; use Resource" {
+	if _, err := ClientCredentials(cfg); err == nil || err.Error() != "upstream: client credentials: Audience: is a token-exchange parameter; use Resource" {
 		t.Errorf("Audience with client credentials: %v", err)
 	}
 	if _, err := TokenExchange(cfg); err != nil {

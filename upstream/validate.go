@@ -14,17 +14,29 @@ import (
 	"github.com/wymcp/wymcp/internal/cleartext"
 )
 
-// OptionError is what is wrong with one field of [Options]: the errors of
-// [Options.Validate]. Field names the field as Go writes it, with the
-// index or key of an item below it (URL, Include[1],
-// ToolScopes["echo"][0]), so that a program reading a configuration file
-// can point at the key that set it.
+// OptionError is what is wrong with one field of [Options] (the errors of
+// [Options.Validate]) or of [OAuth] (those of [ClientCredentials] and
+// [TokenExchange]), or with the file [StaticHeaders] reads (Field ""). Field
+// names the field as Go writes it, with the index or key of an item below
+// it (URL, Include[1], ToolScopes["echo"][0], ClientSecretFile), so that a
+// program reading a configuration file can point at the key that set it.
 type OptionError struct {
 	Field   string
 	Problem string
+	of      string // what Field is of, for Error ("token exchange"); "" for Options
+	err     error  // what the Problem says, when it is another error's
 }
 
-func (e *OptionError) Error() string { return "upstream: Options." + e.Field + ": " + e.Problem }
+func (e *OptionError) Error() string {
+	if e.of == "" {
+		return "upstream: Options." + e.Field + ": " + e.Problem
+	}
+	return "upstream: " + e.of + ": " + strings.TrimPrefix(e.Field+": ", ": ") + e.Problem
+}
+
+// Unwrap is the error that made the Problem (a file that cannot be read,
+// say), or nil.
+func (e *OptionError) Unwrap() error { return e.err }
 
 // Validate reports the first thing wrong with o, as an [*OptionError],
 // that Connect would fail on only later or would silently take as
@@ -127,9 +139,9 @@ func (o *Options) checkCleartext() error {
 	switch {
 	case o.Credentials == nil || o.AllowCleartextCredentials:
 	case cleartext.Remote(o.URL):
-		return &OptionError{"URL", fmt.Sprintf("%q is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted", o.URL) + fix}
+		return &OptionError{Field: "URL", Problem: fmt.Sprintf("%q is plain http to a host that is not loopback, and the upstream has credentials, which would travel unencrypted", o.URL) + fix}
 	case cleartext.Remote(o.Credentials.tokenURL()):
-		return &OptionError{"Credentials.TokenURL", fmt.Sprintf("%q is plain http to a host that is not loopback: the client secret (and, for an exchange, the caller's token) would travel unencrypted", o.Credentials.tokenURL()) + fix}
+		return &OptionError{Field: "Credentials.TokenURL", Problem: fmt.Sprintf("%q is plain http to a host that is not loopback: the client secret (and, for an exchange, the caller's token) would travel unencrypted", o.Credentials.tokenURL()) + fix}
 	}
 	return nil
 }
@@ -154,7 +166,7 @@ func urlProblem(raw string) string {
 func checkScopes(field string, scopes []string) error {
 	for i, s := range scopes {
 		if !caller.ValidScope(s) {
-			return &OptionError{fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%q is not an OAuth scope: printable ASCII without space, '\"' or '\\' (RFC 6749 §3.3)", s)}
+			return &OptionError{Field: fmt.Sprintf("%s[%d]", field, i), Problem: fmt.Sprintf("%q is not an OAuth scope: printable ASCII without space, '\"' or '\\' (RFC 6749 §3.3)", s)}
 		}
 	}
 	return nil

@@ -1,33 +1,30 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wymcp/wymcp/protocol"
+	"github.com/wymcp/wymcp/gateway"
 	"github.com/wymcp/wymcp/upstream"
 )
 
 // The -upstreams file: the upstream MCP servers whose tools the binary
 // serves, and the views it serves them in (deploy/upstreams.example.yaml
-// documents every key). It is decoded strictly (upstreams_decode.go);
-// upstream.Options.Validate owns what an upstream's values mean, and this
-// file what the file adds: its keys, their combinations, auth, the views.
-// Every error is one line naming the line, the key path and what is
-// wrong: at start a bad command line (exit status 2), on SIGHUP logged,
-// nothing changed (gateway.go).
+// documents every key). It is decoded strictly (upstreams_decode.go).
+// Packages upstream (Options.Validate, the credentials) and gateway
+// (Options.Validate: views, names) own what the values mean; this file
+// owns what the file adds: its keys, their combinations, auth, the
+// binary's own paths. Every error is one line naming the line, the key
+// path and what is wrong: at start a bad command line (exit status 2), on
+// SIGHUP logged, nothing changed (gateway.go).
 
 // maxUpstreamsFile bounds the file: a configuration, not a file given by
 // mistake.
@@ -46,9 +43,10 @@ type fileDoc struct {
 	Servers   []*serverEntry   `yaml:"servers"`
 }
 
-// serverEntry is a view: served at Path, with the tools Tools names
-// (served names or path.Match patterns; none: every tool), its serverInfo
-// Name ("": the binary's), and the Scopes every request to it needs.
+// serverEntry is a view (gateway.View): served at Path, with the tools
+// Tools names (served names or path.Match patterns; none: every tool), its
+// serverInfo Name ("": the binary's), and the Scopes every request to it
+// needs.
 type serverEntry struct {
 	Path   string   `yaml:"path"`
 	Name   string   `yaml:"name"`
@@ -57,23 +55,25 @@ type serverEntry struct {
 }
 
 // upstreamEntry is an upstream as the file says it: its exported fields,
-// which a reload compares; zero is upstream.Options' default.
+// which a reload compares; zero is upstream.Options' default. Its
+// overrides are upstream.Override itself, whose fields go-yaml keys by
+// their lowercased names (name, title, description, annotations).
 type upstreamEntry struct {
-	Name             string                    `yaml:"name"`
-	URL              string                    `yaml:"url"`
-	Prefix           string                    `yaml:"prefix"`
-	Include          []string                  `yaml:"include"`
-	Exclude          []string                  `yaml:"exclude"`
-	Overrides        map[string]*overrideEntry `yaml:"overrides"`
-	Scopes           []string                  `yaml:"scopes"`
-	ToolScopes       map[string][]string       `yaml:"toolScopes"`
-	Versions         []string                  `yaml:"versions"`
-	Credentials      *credentialsEntry         `yaml:"credentials"`
-	CallTimeout      duration                  `yaml:"callTimeout"`
-	ConnectTimeout   duration                  `yaml:"connectTimeout"`
-	MaxConns         count                     `yaml:"maxConns"`
-	MaxInFlight      count                     `yaml:"maxInFlight"`
-	MaxResponseBytes count                     `yaml:"maxResponseBytes"`
+	Name             string                       `yaml:"name"`
+	URL              string                       `yaml:"url"`
+	Prefix           string                       `yaml:"prefix"`
+	Include          []string                     `yaml:"include"`
+	Exclude          []string                     `yaml:"exclude"`
+	Overrides        map[string]upstream.Override `yaml:"overrides"`
+	Scopes           []string                     `yaml:"scopes"`
+	ToolScopes       map[string][]string          `yaml:"toolScopes"`
+	Versions         []string                     `yaml:"versions"`
+	Credentials      *credentialsEntry            `yaml:"credentials"`
+	CallTimeout      duration                     `yaml:"callTimeout"`
+	ConnectTimeout   duration                     `yaml:"connectTimeout"`
+	MaxConns         count                        `yaml:"maxConns"`
+	MaxInFlight      count                        `yaml:"maxInFlight"`
+	MaxResponseBytes count                        `yaml:"maxResponseBytes"`
 	Breaker          struct {
 		MinCalls      count    `yaml:"minCalls"`
 		ProbeInterval duration `yaml:"probeInterval"`
@@ -90,14 +90,6 @@ type upstreamEntry struct {
 	lines  map[string]int // the file's, by key path
 	creds  upstream.Credentials
 	digest string // of the credentials' file: a rotated secret reconnects
-}
-
-// overrideEntry is how one upstream tool is served (upstream.Override).
-type overrideEntry struct {
-	Name        string                    `yaml:"name"`
-	Title       string                    `yaml:"title"`
-	Description string                    `yaml:"description"`
-	Annotations *protocol.ToolAnnotations `yaml:"annotations"`
 }
 
 // credentialsEntry is an upstream's credentials: one kind.
@@ -141,13 +133,16 @@ func loadUpstreams(file string, authOn bool) (*upstreamsConfig, error) {
 		return nil, &configError{file: file, msg: err.Error()}
 	}
 	cfg, err := parseUpstreams(file, data, authOn)
-	for i := 0; err == nil && i < len(cfg.upstreams); i++ {
-		e := cfg.upstreams[i]
-		// Validated again with the credentials: where they may go.
-		err = cmp.Or(e.buildCredentials(file, filepath.Dir(file)), e.validate(file))
-	}
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range cfg.upstreams {
+		// Validated again with the credentials: where they may go.
+		if err := e.buildCredentials(file, filepath.Dir(file)); err != nil {
+			return nil, err
+		} else if err := e.validate(file); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, nil
 }
@@ -159,34 +154,40 @@ func parseUpstreams(file string, data []byte, authOn bool) (*upstreamsConfig, er
 	if err != nil {
 		return nil, err
 	}
-	at := func(p, msg string, args ...any) error {
-		return &configError{file: file, line: lineOf(lines, p), path: p, msg: fmt.Sprintf(msg, args...)}
+	at := func(p, msg string) error {
+		return &configError{file: file, line: lineOf(lines, p), path: p, msg: msg}
 	}
 	if _, ok := lines["upstreams"]; !ok {
 		return nil, at("upstreams", "missing (write upstreams: [] for none)")
 	}
-	names, paths := map[string]int{}, map[string]int{}
+	const null = "want a mapping, got null"
+	cfg := &upstreamsConfig{file: file, upstreams: f.Upstreams, servers: f.Servers}
 	for i, e := range f.Upstreams {
 		if e == nil {
-			return nil, at(fmt.Sprintf("upstreams[%d]", i), "want a mapping of keys to values, got null")
+			return nil, at(fmt.Sprintf("upstreams[%d]", i), null)
 		}
 		e.index, e.lines = i, lines
 		if err := e.check(file, authOn); err != nil {
 			return nil, err
-		} else if first, dup := names[e.Name]; dup {
-			return nil, e.errorAt(file, "name", fmt.Sprintf("%q is also the name of upstreams[%d]; each upstream needs a name of its own", e.Name, first))
 		}
-		names[e.Name] = i
 	}
 	for i, s := range f.Servers {
 		p := fmt.Sprintf("servers[%d]", i)
 		if s == nil {
-			return nil, at(p, "want a mapping of keys to values, got null")
-		} else if key, msg := s.check(authOn, paths, i); msg != "" {
-			return nil, at(p+"."+key, "%s", msg)
+			return nil, at(p, null)
+		} else if key, msg := s.check(authOn); msg != "" {
+			return nil, at(p+"."+key, msg)
 		}
 	}
-	return &upstreamsConfig{file: file, upstreams: f.Upstreams, servers: f.Servers}, nil
+	// The views' rules and the upstreams' names are package gateway's.
+	opts := gateway.Options{Upstreams: upstreamOptions(cfg), Views: gatewayViews(cfg)}
+	var oe *gateway.OptionError
+	if err := opts.Validate(); errors.As(err, &oe) {
+		return nil, at(keyOf(oe.Field, ""), oe.Problem)
+	} else if err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // check checks what the file adds to upstream.Options.Validate (one kind
@@ -223,28 +224,16 @@ func (e *upstreamEntry) check(file string, authOn bool) error {
 	return e.validate(file)
 }
 
-// check checks a view; paths are the views' paths before it.
-func (s *serverEntry) check(authOn bool, paths map[string]int, i int) (key, msg string) {
-	first, dup := paths[s.Path]
-	paths[s.Path] = i
+// check checks what the binary adds to a view: a path of its own, not
+// one of its endpoints, and scopes, which only auth gives a caller.
+func (s *serverEntry) check(authOn bool) (key, msg string) {
 	switch {
 	case s.Path == "":
 		return "path", "missing"
-	case path.Clean(s.Path) != s.Path || s.Path[0] != '/' || strings.Trim(s.Path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/") != "":
-		// What http.ServeMux takes as a plain path: no method, host or
-		// {wildcard}, nothing it would redirect.
-		return "path", fmt.Sprintf("%q is not a clean absolute path of letters, digits, '-', '.', '_', '~' and '/'", s.Path)
 	case s.Path == "/healthz" || s.Path == "/readyz":
 		return "path", s.Path + " is the binary's own endpoint"
-	case dup:
-		return "path", fmt.Sprintf("%s is also the path of servers[%d]", s.Path, first)
 	case !authOn && s.Scopes != nil:
 		return "scopes", "needs -auth-issuer: with auth off no caller holds a scope"
-	}
-	for j, t := range s.Tools {
-		if _, err := path.Match(t, ""); err != nil || t == "" {
-			return fmt.Sprintf("tools[%d]", j), fmt.Sprintf("%q is not a served name nor a path.Match pattern", t)
-		}
 	}
 	for j, sc := range s.Scopes {
 		if !validScope(sc) {
@@ -254,32 +243,47 @@ func (s *serverEntry) check(authOn bool, paths map[string]int, i int) (key, msg 
 	return "", ""
 }
 
-// fieldPart is a part of an upstream.OptionError's Field below the field:
-// [1], ["a key"] or .Field.
-var fieldPart = regexp.MustCompile(`\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.(\w+)`)
-
 // validate is what upstream.Options.Validate says of e's options, at the
 // key of the file that set the field it names.
 func (e *upstreamEntry) validate(file string) error {
 	o := e.options()
+	return e.optionError(file, "", o.Validate())
+}
+
+// optionError is err, an *upstream.OptionError about e's field under
+// prefix (a Go field path), at the key that set it.
+func (e *upstreamEntry) optionError(file, prefix string, err error) error {
 	var oe *upstream.OptionError
-	if err := o.Validate(); !errors.As(err, &oe) {
+	if !errors.As(err, &oe) {
 		return err
 	}
-	i := strings.IndexAny(oe.Field+".", ".[")
 	kind, _ := e.Credentials.kind()
-	special := map[string]string{"URL": "url", "BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval", "Credentials": "credentials." + kind}
-	key := cmp.Or(special[oe.Field[:i]], lowerFirst(oe.Field[:i]))
-	for _, m := range fieldPart.FindAllStringSubmatch(oe.Field[i:], -1) {
+	key := keyOf(strings.TrimSuffix(prefix+oe.Field, "."), "credentials."+kind)
+	return e.errorAt(file, key, oe.Problem)
+}
+
+// fieldPart is a part of a field path as packages upstream and gateway
+// name it: [1], ["a key"] or .Field.
+var fieldPart = regexp.MustCompile(`\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.?(\w+)`)
+
+// keyOf is the key path of the file that sets a field (Views[1].Tools[0]:
+// servers[1].tools[0]; Overrides["a.b"].Name: overrides.'a.b'.name);
+// creds is the key of an entry's Credentials.
+func keyOf(field, creds string) (key string) {
+	special := map[string]string{"URL": "url", "Views": "servers", "Credentials": creds,
+		"BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval"}
+	for _, m := range fieldPart.FindAllStringSubmatch(field, -1) {
 		if k, err := strconv.Unquote(m[2]); err == nil {
 			key = keyChild(key, k)
 		} else if m[1] != "" {
 			key += "[" + m[1] + "]"
+		} else if name := special[m[3]]; name != "" {
+			key = strings.TrimPrefix(key+"."+name, ".")
 		} else {
-			key = keyChild(key, lowerFirst(m[3]))
+			key = keyChild(key, strings.ToLower(m[3][:1])+m[3][1:])
 		}
 	}
-	return e.errorAt(file, key, oe.Problem)
+	return key
 }
 
 // errorAt is an error at key (a path below the entry) of e.
@@ -288,33 +292,24 @@ func (e *upstreamEntry) errorAt(file, key, msg string) *configError {
 	return &configError{file: file, line: lineOf(e.lines, p), path: p, msg: msg}
 }
 
-// buildCredentials reads the entry's credentials file (relative to dir)
-// and makes its upstream.Credentials.
-func (e *upstreamEntry) buildCredentials(file, dir string) error {
+// buildCredentials makes the entry's upstream.Credentials from their
+// file (relative to dir), and the digest of that file a reload compares.
+func (e *upstreamEntry) buildCredentials(file, dir string) (err error) {
 	kind, oauth := e.Credentials.kind()
 	if kind == "" {
 		return nil
 	}
-	key, p := "credentials."+kind, e.Credentials.HeadersFile
+	p := e.Credentials.HeadersFile
 	if oauth != nil {
-		key, p = key+".clientSecretFile", oauth.ClientSecretFile
+		p = oauth.ClientSecretFile
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	data, err := readOperatorFile(p, maxSecretFile)
-	if err == nil && oauth != nil && len(bytes.TrimSpace(data)) == 0 {
-		err = errors.New(p + " is empty")
-	}
-	if err != nil {
-		return e.errorAt(file, key, err.Error())
-	}
-	sum := sha256.Sum256(data)
-	e.digest = hex.EncodeToString(sum[:])
 	if oauth == nil {
 		e.creds, err = upstream.StaticHeaders(p)
 	} else {
-		o := upstream.OAuth{TokenURL: oauth.TokenURL, ClientID: oauth.ClientID, ClientSecret: string(bytes.TrimSpace(data)),
+		o := upstream.OAuth{TokenURL: oauth.TokenURL, ClientID: oauth.ClientID, ClientSecretFile: p,
 			Scopes: oauth.Scopes, Resource: oauth.Resource, Audience: oauth.Audience}
 		if kind == "clientCredentials" {
 			e.creds, err = upstream.ClientCredentials(o)
@@ -322,19 +317,15 @@ func (e *upstreamEntry) buildCredentials(file, dir string) error {
 			e.creds, err = upstream.TokenExchange(o)
 		}
 	}
-	if err == nil {
-		return nil
+	if err != nil {
+		return e.optionError(file, "Credentials.", err)
 	}
-	// The library's error starts with its package and a Go field, which
-	// the key path says better.
-	msg := err.Error()
-	for _, p := range []string{"upstream: static headers", "upstream: client credentials: ", "upstream: token exchange: "} {
-		msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(msg, p), ": "))
-	}
-	if field, rest, _ := strings.Cut(msg, " "); oauth != nil && slices.Contains([]string{"TokenURL", "ClientID", "Resource", "Audience"}, field) {
-		return e.errorAt(file, "credentials."+kind+"."+lowerFirst(field), rest)
-	}
-	return e.errorAt(file, "credentials."+kind, msg)
+	// Read again for the digest alone: a file changed or gone since is
+	// a change the next reload sees.
+	data, _ := readOperatorFile(p, maxSecretFile)
+	sum := sha256.Sum256(data)
+	e.digest = hex.EncodeToString(sum[:])
+	return nil
 }
 
 // fingerprint is what a reload compares: the entry as the file says it,
@@ -350,20 +341,13 @@ func (e *upstreamEntry) options() upstream.Options {
 	if e.Breaker.Disabled {
 		minCalls = -1
 	}
-	o := upstream.Options{
-		Name: e.Name, URL: e.URL, Prefix: e.Prefix, Include: e.Include, Exclude: e.Exclude,
+	return upstream.Options{
+		Name: e.Name, URL: e.URL, Prefix: e.Prefix, Include: e.Include, Exclude: e.Exclude, Overrides: e.Overrides,
 		Scopes: e.Scopes, ToolScopes: e.ToolScopes, Versions: e.Versions,
 		Credentials: e.creds, AllowCleartextCredentials: e.AllowCleartextCredentials,
 		CallTimeout: time.Duration(e.CallTimeout), ConnectTimeout: time.Duration(e.ConnectTimeout),
 		MaxConns: int(e.MaxConns), MaxInFlight: int(e.MaxInFlight), MaxResponseBytes: int64(e.MaxResponseBytes),
 		BreakerMinCalls: minCalls, BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval),
 		RetryIdempotent: e.Retries.Idempotent, IdleTimeout: time.Duration(e.IdleTimeout), Refresh: time.Duration(e.Refresh),
-		Overrides: make(map[string]upstream.Override, len(e.Overrides)),
 	}
-	for tool, ov := range e.Overrides {
-		o.Overrides[tool] = upstream.Override{Name: ov.Name, Title: ov.Title, Description: ov.Description, Annotations: ov.Annotations}
-	}
-	return o
 }
-
-func lowerFirst(s string) string { return strings.ToLower(s[:min(1, len(s))]) + s[min(1, len(s)):] }

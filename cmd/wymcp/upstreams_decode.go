@@ -151,7 +151,8 @@ func (e *nodeError) Error() string { return e.msg }
 
 // translate is a decoding error, go-yaml's or a nodeError, as a
 // configError at its node's line and key path (nodes: the tree's, by
-// token).
+// token). go-yaml's own words name Go types (TypeError) or YAML's
+// (UnexpectedNodeTypeError): those two are said in the file's.
 func translate(file string, nodes map[*token.Token]ast.Node, err error) *configError {
 	ce, tk := &configError{file: file, msg: "cannot be read"}, (*token.Token)(nil)
 	var (
@@ -176,23 +177,14 @@ func translate(file string, nodes map[*token.Token]ast.Node, err error) *configE
 		return ce
 	}
 	ce.path = keyPath(n)
-	switch want := "a mapping of keys to values"; {
+	switch {
 	case errors.As(err, new(*yaml.UnknownFieldError)):
-		known := knownKeys(ce.path)
-		ce.msg = "unknown key; the keys here are " + strings.Join(known, ", ")
-		for _, k := range known {
-			if strings.EqualFold(k, tk.Value) {
-				ce.msg = "unknown key; did you mean " + k + "?"
-			}
-		}
+		ce.msg = "unknown key"
 	case errors.As(err, &te):
-		want = cmp.Or(map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Slice: "a list"}[te.DstType.Kind()], want)
-		fallthrough
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false"}[te.DstType.Kind()]
+		ce.msg = "want " + cmp.Or(want, te.DstType.String()) + ", got " + describe(n)
 	case errors.As(err, &ut):
-		if ut != nil && ut.Expected == ast.SequenceType {
-			want = "a list"
-		}
-		ce.msg = "want " + want + ", got " + describe(n)
+		ce.msg = "want " + yamlKinds[ut.Expected] + ", got " + describe(n)
 	}
 	return ce
 }
@@ -211,33 +203,6 @@ func keyChild(p, key string) string {
 	return strings.TrimPrefix(p+"."+key, ".")
 }
 
-// knownKeys are the keys beside the unknown key at path p, from the
-// types the file is decoded into.
-func knownKeys(p string) (known []string) {
-	keys := strings.Split(regexp.MustCompile(`\[\d+\]`).ReplaceAllString(p, ""), ".")
-	t := reflect.TypeFor[fileDoc]()
-	for i := 0; i < len(keys); i++ {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-			t = t.Elem()
-		}
-		if t.Kind() == reflect.Map {
-			t = t.Elem() // keys[i] is one of the map's
-			continue
-		}
-		known = nil
-		for _, f := range reflect.VisibleFields(t) {
-			name, _, _ := strings.Cut(cmp.Or(f.Tag.Get("yaml"), f.Tag.Get("json")), ",")
-			if f.IsExported() && name != "-" {
-				known = append(known, name)
-			}
-			if name == keys[i] {
-				t = f.Type
-			}
-		}
-	}
-	return known
-}
-
 // lineOf is the line of key path p, or of the nearest path above it that
 // the file holds (that of a mapping, for a key missing from it).
 func lineOf(lines map[string]int, p string) int {
@@ -249,14 +214,17 @@ func lineOf(lines map[string]int, p string) int {
 	}
 }
 
+// yamlKinds name the YAML types as the file's errors say them.
+var yamlKinds = map[ast.NodeType]string{ast.BoolType: "a boolean", ast.IntegerType: "an integer", ast.FloatType: "a number",
+	ast.InfinityType: "a number", ast.NanType: "a number", ast.MappingType: "a mapping", ast.MappingValueType: "a mapping",
+	ast.SequenceType: "a list", ast.NullType: "null"}
+
 // describe names a node's YAML type, with a scalar's text.
 func describe(n ast.Node) string {
-	kind := map[ast.NodeType]string{ast.BoolType: "a boolean", ast.IntegerType: "an integer", ast.FloatType: "a number", ast.InfinityType: "a number", ast.NanType: "a number",
-		ast.MappingType: "a mapping", ast.MappingValueType: "a mapping", ast.SequenceType: "a list", ast.NullType: "null"}[n.Type()]
 	if _, scalar := n.(ast.ScalarNode); !scalar || n.Type() == ast.NullType {
-		return kind
+		return yamlKinds[n.Type()]
 	}
-	return fmt.Sprintf("%s %q", cmp.Or(kind, "a string"), n.GetToken().Value)
+	return fmt.Sprintf("%s %q", cmp.Or(yamlKinds[n.Type()], "a string"), n.GetToken().Value)
 }
 
 // count is an integer of at least 1 (and at most 2^53, a JSON number).
