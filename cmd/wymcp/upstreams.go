@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -138,9 +139,7 @@ func loadUpstreams(file string, authOn bool) (*upstreamsConfig, error) {
 	}
 	for _, e := range cfg.upstreams {
 		// Validated again with the credentials: where they may go.
-		if err := e.buildCredentials(file, filepath.Dir(file)); err != nil {
-			return nil, err
-		} else if err := e.validate(file); err != nil {
+		if err := cmp.Or(e.buildCredentials(file, filepath.Dir(file)), e.validate(file)); err != nil {
 			return nil, err
 		}
 	}

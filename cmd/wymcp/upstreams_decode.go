@@ -151,14 +151,13 @@ func (e *nodeError) Error() string { return e.msg }
 
 // translate is a decoding error, go-yaml's or a nodeError, as a
 // configError at its node's line and key path (nodes: the tree's, by
-// token). go-yaml's own words name Go types (TypeError) or YAML's
-// (UnexpectedNodeTypeError): those two are said in the file's.
+// token). go-yaml's words are kept but for a TypeError's, which name Go
+// types and the file's types' fields.
 func translate(file string, nodes map[*token.Token]ast.Node, err error) *configError {
 	ce, tk := &configError{file: file, msg: "cannot be read"}, (*token.Token)(nil)
 	var (
 		ne *nodeError
 		ye yaml.Error
-		ut *yaml.UnexpectedNodeTypeError
 		te *yaml.TypeError
 	)
 	if errors.As(err, &ne) {
@@ -177,14 +176,10 @@ func translate(file string, nodes map[*token.Token]ast.Node, err error) *configE
 		return ce
 	}
 	ce.path = keyPath(n)
-	switch {
-	case errors.As(err, new(*yaml.UnknownFieldError)):
+	if errors.As(err, new(*yaml.UnknownFieldError)) {
 		ce.msg = "unknown key"
-	case errors.As(err, &te):
-		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false"}[te.DstType.Kind()]
-		ce.msg = "want " + cmp.Or(want, te.DstType.String()) + ", got " + describe(n)
-	case errors.As(err, &ut):
-		ce.msg = "want " + yamlKinds[ut.Expected] + ", got " + describe(n)
+	} else if errors.As(err, &te) {
+		ce.msg = "want " + cmp.Or(map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false"}[te.DstType.Kind()], te.DstType.String())
 	}
 	return ce
 }
@@ -214,26 +209,13 @@ func lineOf(lines map[string]int, p string) int {
 	}
 }
 
-// yamlKinds name the YAML types as the file's errors say them.
-var yamlKinds = map[ast.NodeType]string{ast.BoolType: "a boolean", ast.IntegerType: "an integer", ast.FloatType: "a number",
-	ast.InfinityType: "a number", ast.NanType: "a number", ast.MappingType: "a mapping", ast.MappingValueType: "a mapping",
-	ast.SequenceType: "a list", ast.NullType: "null"}
-
-// describe names a node's YAML type, with a scalar's text.
-func describe(n ast.Node) string {
-	if _, scalar := n.(ast.ScalarNode); !scalar || n.Type() == ast.NullType {
-		return yamlKinds[n.Type()]
-	}
-	return fmt.Sprintf("%s %q", cmp.Or(yamlKinds[n.Type()], "a string"), n.GetToken().Value)
-}
-
 // count is an integer of at least 1 (and at most 2^53, a JSON number).
 type count int64
 
 func (c *count) UnmarshalYAML(n ast.Node) error {
 	v, ok := n.(*ast.IntegerNode)
 	if !ok {
-		return &nodeError{n, "want an integer, got " + describe(n)}
+		return &nodeError{n, "want an integer"}
 	}
 	i, _ := v.Value.(int64)
 	if u, big := v.Value.(uint64); big {
@@ -258,7 +240,7 @@ func (d *duration) UnmarshalYAML(n ast.Node) error {
 		s, ok = &ast.StringNode{Value: "0s"}, true
 	}
 	if !ok {
-		return &nodeError{n, "want a duration such as 30s, got " + describe(n)}
+		return &nodeError{n, "want a duration such as 30s"}
 	}
 	v, err := time.ParseDuration(s.Value)
 	if err != nil {
