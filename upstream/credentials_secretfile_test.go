@@ -15,15 +15,12 @@ import (
 // ClientSecretFile, and never shows the secret.
 func TestOAuthClientSecretFile(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
+	good, empty, none := filepath.Join(dir, "good"), filepath.Join(dir, "empty"), filepath.Join(dir, "none")
+	for p, content := range map[string]string{good: " s3cr3t \n", empty: " \n\t"} {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return p
 	}
-	good, empty := write("good", " s3cr3t \n"), write("empty", " \n\t")
-	none := filepath.Join(dir, "none")
 	cfg := OAuth{TokenURL: "https://as.example/token", ClientID: "id"}
 	for _, grant := range []struct {
 		what string
