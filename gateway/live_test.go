@@ -2,9 +2,7 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -26,40 +24,6 @@ func versioned(v int) []*tools.Tool {
 		ts = append(ts, says(fmt.Sprintf("more_%d", i), fmt.Sprint(i)))
 	}
 	return ts
-}
-
-// rawCall is a tools/call made from any goroutine: its text and isError,
-// or what went wrong (a status, an answer that is no result, another id).
-func rawCall(hc *http.Client, url, name string, id int) (string, bool, error) {
-	req, err := mcptest.ToolCall(name, `{}`).WithID(id).Request(context.Background(), url)
-	if err != nil {
-		return "", false, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", false, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", false, err
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Result *struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-	}
-	if resp.StatusCode != 200 || json.Unmarshal(body, &msg) != nil || msg.Result == nil || len(msg.Result.Content) == 0 {
-		return "", false, fmt.Errorf("HTTP %d %s", resp.StatusCode, body)
-	}
-	if string(msg.ID) != fmt.Sprint(id) {
-		return "", false, fmt.Errorf("crossed: id %s for request %d", msg.ID, id)
-	}
-	return msg.Result.Content[0].Text, msg.Result.IsError, nil
 }
 
 // TestLiveTools: an upstream's tools change while calls run through two
@@ -92,7 +56,7 @@ func TestLiveTools(t *testing.T) {
 				default:
 				}
 				id := w*1_000_000 + i + 1
-				text, isErr, err := rawCall(hc, url+view, "o_version", id)
+				text, isErr, err := mcptest.CallText(context.Background(), hc, url+view, "o_version", id)
 				if err != nil || isErr {
 					if errs.Add(1) <= 5 {
 						t.Errorf("call %d on %s: %q isError %v, %v", id, view, text, isErr, err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -293,40 +292,6 @@ func readyz(t *testing.T, s *server) int {
 	return resp.StatusCode
 }
 
-// rawCall is a tools/call made from any goroutine: its status, text,
-// isError and id, or what went wrong.
-func rawCall(ctx context.Context, hc *http.Client, url, name string, id int) (text string, isErr bool, err error) {
-	req, err := mcptest.ToolCall(name, `{}`).WithID(id).Request(ctx, url)
-	if err != nil {
-		return "", false, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", false, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", false, err
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Result *struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-	}
-	if resp.StatusCode != 200 || json.Unmarshal(body, &msg) != nil || msg.Result == nil || len(msg.Result.Content) == 0 {
-		return "", false, fmt.Errorf("HTTP %d %s", resp.StatusCode, body)
-	}
-	if string(msg.ID) != fmt.Sprint(id) {
-		return "", false, fmt.Errorf("crossed: id %s for request %d", msg.ID, id)
-	}
-	return msg.Result.Content[0].Text, msg.Result.IsError, nil
-}
-
 // child is the program run as a child process (TestMain), for signals.
 type child struct {
 	cmd    *exec.Cmd
@@ -404,7 +369,7 @@ func TestGatewaySIGHUP(t *testing.T) {
 	// A call to a's slow tool is under way when a is removed.
 	slow := make(chan string, 1)
 	go func() {
-		text, isErr, err := rawCall(context.Background(), ch.ep.HTTP, ch.ep.URL, "a.slow", 7)
+		text, isErr, err := mcptest.CallText(context.Background(), ch.ep.HTTP, ch.ep.URL, "a.slow", 7)
 		slow <- fmt.Sprintf("%s %v %v", text, isErr, err)
 	}()
 	time.Sleep(200 * time.Millisecond)
