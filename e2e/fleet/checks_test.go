@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,5 +161,60 @@ func TestServedByNamesTheAnsweringProcess(t *testing.T) {
 		if v, err := servedBy(srv.URL); err == nil {
 			t.Errorf("%s: servedBy = %q, want an error", name, v)
 		}
+	}
+}
+
+// TestRetriedLossesNeedEveryTryLost: at the SIGKILL, a call of the upstream
+// with retries may fail only when the upstream nginx's log (its lines with
+// bodies, read by call number) shows two tries or more, each lost at the
+// killed replica. A call tried once (no retry made), or whose retry was
+// answered by another replica, is an error; calls of other upstreams or
+// sent in other phases are not counted.
+func TestRetriedLossesNeedEveryTryLost(t *testing.T) {
+	conf := withBodies(t, templateText(t))
+	if !strings.Contains(conf, ` worker=$pid at=$msec body="$request_body"';`) {
+		t.Fatalf("withBodies: the log_format does not end with the body:\n%s", conf)
+	}
+	const victim, other = "127.0.0.1:4001", "127.0.0.1:4002"
+	line := func(status, upstream string, n int) string {
+		return `127.0.0.1 [06/Dec/2026:18:39:12 +0000] "POST /mcp HTTP/1.1" ` + status + ` 150 rt=0.180 upstream=` + upstream +
+			` ustatus=502 urt=0.180 method="tools/call" name="echo" worker=7 at=1796582352.123 body="{\x22jsonrpc\x22:\x222.0\x22,\x22id\x22:9,\x22method\x22:\x22tools/call\x22,\x22params\x22:{\x22name\x22:\x22echo\x22,\x22arguments\x22:{\x22text\x22:\x22fleet ` +
+			strconv.Itoa(n) + ` 1x2\x22}}}"` + "\n"
+	}
+	log := line("502", victim, 1) + line("502", victim, 1) + // lost on both tries
+		line("502", victim, 2) + // never retried
+		line("502", victim, 3) + line("200", other, 3) + // saved by its retry
+		line("502", victim, 4) + line("502", other, 4) + // its retry lost elsewhere
+		line("502", victim, 5) + // demo-noretry's
+		line("502", victim, 6) + line("502", victim, 6) + // sent before the phase
+		line("200", victim+", "+other, 7) + // nginx went on after a refused connection
+		`127.0.0.1 [06/Dec/2026:18:39:12 +0000] "POST /mcp HTTP/1.1" 200 150 rt=0.001 upstream=` + other + ` ustatus=200 urt=0.001 method="tools/list" name="-" worker=7 at=1796582352.124 body="{}"` + "\n"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "access.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tries := (&balancer{prefix: dir}).attempts()
+	if len(tries) != 7 || len(tries[1]) != 2 || tries[7][0].last != other || !tries[1][0].lostAt(victim) || tries[3][1].lostAt(victim) {
+		t.Fatalf("attempts: %v", tries)
+	}
+
+	msec := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	p := phase{name: "SIGKILL", start: msec(100), end: msec(200)}
+	outs := []outcome{
+		{target: 0, n: 1, start: msec(110), end: msec(150), kind: "tool error: Upstream demo answered HTTP N"},
+		{target: 0, n: 2, start: msec(111), end: msec(150), kind: "tool error: Upstream demo answered HTTP N"},
+		{target: 0, n: 3, start: msec(112), end: msec(150)},
+		{target: 0, n: 4, start: msec(113), end: msec(150), kind: "tool error: Upstream demo answered HTTP N"},
+		{target: 1, n: 5, start: msec(114), end: msec(150), kind: "tool error: Upstream demo-noretry answered HTTP N"},
+		{target: 0, n: 6, start: msec(90), end: msec(150), kind: "tool error: Upstream demo answered HTTP N"},
+		{target: 0, n: 7, start: msec(115), end: msec(120)},
+		{target: 0, n: 8, start: msec(116), end: msec(120), kind: "no result"}, // never reached the upstream nginx
+	}
+	r := retriedLosses(outs, "demo", p, tries, victim)
+	if r.lost != 4 || r.lostEvery != 1 || r.failed != 4 || len(r.tries) != 4 {
+		t.Errorf("retriedLosses: lost %d (want 4: calls 1 to 4), lost on every try %d (want 1: call 1), failed %d (want 4: calls 1, 2, 4, 8), tries %q", r.lost, r.lostEvery, r.failed, r.tries)
+	}
+	if len(r.errs) != 3 || !strings.Contains(r.errs[0], "call 2 ") || !strings.Contains(r.errs[1], "call 4 ") || !strings.Contains(r.errs[2], "call 8 ") {
+		t.Errorf("retriedLosses: errors %q, want one each for calls 2, 4 and 8", r.errs)
 	}
 }

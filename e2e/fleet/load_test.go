@@ -41,6 +41,9 @@ type outcome struct {
 	legacy     bool
 	start, end time.Duration // since the load began
 	kind       string        // "" when the answer was right, else the kind of failure
+	// n is the call's number, in its echo's text (load.call): what the
+	// upstream nginx's log names its tries by (balancer.attempts).
+	n int64
 }
 
 // crossed reports whether the failure is another call's answer.
@@ -135,7 +138,7 @@ func (l *load) call(ti int, legacy bool) (outcome, string) {
 	if legacy {
 		body = `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tg.tool + `","arguments":` + args + `}}`
 	}
-	o := outcome{target: ti, legacy: legacy, start: l.since()}
+	o := outcome{target: ti, legacy: legacy, start: l.since(), n: n}
 	req, err := http.NewRequest(http.MethodPost, l.url, strings.NewReader(body))
 	if err != nil {
 		o.kind = "request"

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,9 @@ var (
 	serverLine    = regexp.MustCompile(`(?m)^\s*server\s+(\S+)(.*);`)
 	listenLine    = regexp.MustCompile(`(?m)^([ \t]*)listen\s+\S+;(\s*# e2e:listen)$`)
 	failTimeout   = regexp.MustCompile(`fail_timeout=(\d+)s`)
+	// logFormatEnd is the end of the template's log_format, where the
+	// upstream nginx's lines gain the request's body (withBodies).
+	logFormatEnd = regexp.MustCompile(`(?s)(\n[ \t]*log_format wymcp .*?)';\n`)
 )
 
 func templateText(t *testing.T) string {
@@ -76,6 +80,19 @@ func renderConfig(t *testing.T, addrs []string, listen string) string {
 	return listenLine.ReplaceAllString(conf, "${1}listen "+listen+";${2}")
 }
 
+// withBodies is conf with each access log line ending in the request's
+// body: the upstream nginx's log then names the call that each of a
+// gateway's tries carried (the echo's text, which holds the load's call
+// number), so that a call's tries can be told apart (attempts). Only the
+// test's copy logs bodies: a deployment must not log what callers send.
+func withBodies(t *testing.T, conf string) string {
+	t.Helper()
+	if !logFormatEnd.MatchString(conf) {
+		t.Fatal("deploy/nginx/wymcp.conf: no 'log_format wymcp ...;'")
+	}
+	return logFormatEnd.ReplaceAllString(conf, "${1} worker=$$pid at=$$msec body=\"$$request_body\"';\n")
+}
+
 // failTimeoutOf is the template's fail_timeout (nginx's default, 10 s, when
 // it sets none): how long, in nginx's whole seconds, it may skip a replica
 // that refused a connection; a rolling restart waits it out (takenBack).
@@ -100,7 +117,9 @@ type balancer struct {
 	p      *proc
 }
 
-func startNginx(t *testing.T, s settings, name string, addrs []string) *balancer {
+// startNginx starts deploy/nginx/wymcp.conf in front of addrs; with
+// bodies, its access log has each request's body (withBodies).
+func startNginx(t *testing.T, s settings, name string, addrs []string, bodies bool) *balancer {
 	t.Helper()
 	bin := findNginx(t, s)
 	prefix, err := os.MkdirTemp("", "wymcp-e2e-fleet-"+name+"-")
@@ -115,7 +134,11 @@ func startNginx(t *testing.T, s settings, name string, addrs []string) *balancer
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	conf := filepath.Join(prefix, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(renderConfig(t, addrs, listen)), 0o644); err != nil {
+	text := renderConfig(t, addrs, listen)
+	if bodies {
+		text = withBodies(t, text)
+	}
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"-p", prefix, "-e", filepath.Join(prefix, "error.log"), "-c", conf}
@@ -188,6 +211,57 @@ func (b *balancer) status5xx() map[string]int {
 			up, _, _ = strings.Cut(line[i+len(" upstream="):], " ")
 		}
 		out[m[1]+" from "+up]++
+	}
+	return out
+}
+
+// attempt is one line of an access log written with bodies: one try of a
+// call, as nginx answered it.
+type attempt struct {
+	status string // nginx's answer's status
+	// last is the replica nginx tried last ($upstream_addr's last
+	// address): the one that answered, or lost the call.
+	last string
+	// worker and at are the nginx worker that handled the try and when
+	// it ended (seconds since the epoch), for the report.
+	worker, at string
+}
+
+// lostAt reports whether the try was lost at replica addr: nginx's own
+// 502, the call sent there and no answer had (it never resends a POST).
+func (a attempt) lostAt(addr string) bool { return a.status == "502" && a.last == addr }
+
+func (a attempt) String() string {
+	return a.status + " from " + a.last + " (worker " + a.worker + ", at " + a.at + ")"
+}
+
+// accessLine is a line of an access log written with bodies (withBodies)
+// for a call of the load.
+var accessLine = regexp.MustCompile(`HTTP/1\.1" (\d{3}) .* upstream=(.*?) ustatus=.* worker=(\d+) at=(\S+) body=".*fleet (\d+) `)
+
+// attempts reads an access log written with bodies: the tries of each
+// call of the load (load.call), by the call's number. A gateway's retry
+// carries the same arguments as its first try, so one call's tries share
+// its number.
+func (b *balancer) attempts() map[int64][]attempt {
+	data, _ := os.ReadFile(filepath.Join(b.prefix, "access.log"))
+	out := map[int64][]attempt{}
+	for line := range strings.Lines(string(data)) {
+		m := accessLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(m[5], 10, 64)
+		if err != nil {
+			continue
+		}
+		ups := strings.Split(m[2], ", ")
+		out[n] = append(out[n], attempt{status: m[1], last: strings.TrimSpace(ups[len(ups)-1]), worker: m[3], at: m[4]})
+	}
+	// Each worker writes its lines in its own buffer: in the order they
+	// ended ($msec, seconds with milliseconds, all of one length).
+	for _, at := range out {
+		slices.SortStableFunc(at, func(a, b attempt) int { return strings.Compare(a.at, b.at) })
 	}
 	return out
 }
