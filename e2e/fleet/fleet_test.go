@@ -600,12 +600,13 @@ func TestFleet(t *testing.T) {
 	if s.newKeys {
 		// A retry is sent as soon as the first try is lost; one that an
 		// nginx worker sends to the replica before it knows the replica
-		// failed (while the dying process's sockets are still being
-		// closed, or from a worker that has not yet seen one of its own
-		// calls there fail) is lost there as well. So a call of demo may
-		// fail, but only when it was retried and every try was lost at
-		// the killed replica (the upstream nginx's log, by the call's
-		// number).
+		// failed is lost there as well. The group's zone
+		// (deploy/nginx/wymcp.conf) tells every worker at the first try's
+		// loss, before its 502 is sent, so a retry should never be; a
+		// template without one leaves each worker to learn from its own
+		// calls. So a call of demo may fail, but only when it was retried
+		// and every try was lost at the killed replica (the upstream
+		// nginx's log, by the call's number); the report counts them.
 		for _, e := range rl.errs {
 			t.Errorf("SIGKILL of an upstream replica: %s", e)
 		}
