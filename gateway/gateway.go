@@ -188,7 +188,7 @@ type OptionError struct {
 func (e *OptionError) Error() string { return "gateway: " + e.Field + ": " + e.Problem }
 
 // Validate reports the first thing wrong with o's Views and its
-// Upstreams' names, as an [*OptionError]: what New refuses before it
+// Upstreams, as an [*OptionError]: what New refuses before it
 // connects anything. A view's Path must be a clean absolute path of
 // letters, digits, '-', '.', '_', '~' and '/' (what http.ServeMux takes
 // as a plain path: no method, host or wildcard, nothing it would
@@ -196,7 +196,7 @@ func (e *OptionError) Error() string { return "gateway: " + e.Field + ": " + e.P
 // pattern must be a served name or a pattern path.Match reads. An upstream
 // needs a name of its own: a Reload tells them apart by it, and logs and
 // metrics name them so. Each upstream's other options are
-// upstream.Options.Validate's.
+// upstream.Options.Validate's, and checked by it (as Upstreams[i].Field).
 func (o *Options) Validate() error {
 	if _, err := checkViews(o.Views); err != nil {
 		return err
@@ -243,7 +243,10 @@ func checkPatterns(i int, ps []string) error {
 	return nil
 }
 
-// checkUpstreams refuses an upstream without a name, or two of one name.
+// checkUpstreams refuses an upstream without a name, or two of one name,
+// then options Connect would refuse (upstream.Options.Validate): an
+// upstream that can never connect is the caller's mistake, not an
+// upstream down to be tried again forever.
 func checkUpstreams(list []upstream.Options) error {
 	seen := make(map[string]bool, len(list))
 	for i, o := range list {
@@ -255,6 +258,14 @@ func checkUpstreams(list []upstream.Options) error {
 			return &OptionError{field, fmt.Sprintf("%q is another upstream's", o.Name)}
 		}
 		seen[o.Name] = true
+	}
+	for i, o := range list {
+		var oe *upstream.OptionError
+		if err := o.Validate(); errors.As(err, &oe) {
+			return &OptionError{fmt.Sprintf("Upstreams[%d].%s", i, oe.Field), oe.Problem}
+		} else if err != nil {
+			return fmt.Errorf("gateway: Upstreams[%d]: %w", i, err)
+		}
 	}
 	return nil
 }

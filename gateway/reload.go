@@ -34,7 +34,8 @@ type Update struct {
 }
 
 // Reload applies u, whole or not at all: an Update that cannot be served
-// (a bad pattern, a name twice, a view's set its server refuses) is an
+// (a bad pattern, a name twice, an upstream's options
+// upstream.Options.Validate refuses, a view's set its server refuses) is an
 // error and changes nothing. Otherwise the upstreams not there before are
 // connected, at once, each within its ConnectTimeout, and those whose
 // options changed (by u.Same), and the pending ones, afresh; the others
