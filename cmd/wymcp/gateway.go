@@ -155,10 +155,36 @@ type reloader struct {
 	// served are the fingerprints of the entries served, by name: what a
 	// reload compares (upstreamEntry.fingerprint).
 	served map[string]string
+	// servers are the file's servers: at start, whose paths, names and
+	// scopes a reload cannot change (sameServers).
+	servers []*serverEntry
 }
 
 func newReloader(g *gateway.Gateway, cfg *upstreamsConfig, authOn bool, logger *slog.Logger) *reloader {
-	return &reloader{g: g, file: cfg.file, authOn: authOn, logger: logger, served: fingerprints(cfg)}
+	return &reloader{g: g, file: cfg.file, authOn: authOn, logger: logger, served: fingerprints(cfg), servers: cfg.servers}
+}
+
+// sameServers refuses servers: that differ from those at start (was) in
+// what a reload cannot apply: a view added or removed, or its path, name
+// or scopes (its server and auth are built at start). Applying the rest
+// without them would be logged as a reload while a view's new scope is
+// not required.
+func sameServers(file string, was, now []*serverEntry) error {
+	if len(now) != len(was) {
+		return fmt.Errorf("-upstreams %s: servers: %d views, %d at start: views are added or removed by a restart; a reload applies their tools", file, len(now), len(was))
+	}
+	const why = "a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools"
+	for i, s := range now {
+		switch w := was[i]; {
+		case s.Path != w.Path:
+			return fmt.Errorf("-upstreams %s: servers[%d].path: %q, %q at start: %s", file, i, s.Path, w.Path, why)
+		case s.Name != w.Name:
+			return fmt.Errorf("-upstreams %s: servers[%d].name: %q, %q at start: %s", file, i, s.Name, w.Name, why)
+		case !slices.Equal(s.Scopes, w.Scopes):
+			return fmt.Errorf("-upstreams %s: servers[%d].scopes: %v, %v at start: %s", file, i, s.Scopes, w.Scopes, why)
+		}
+	}
+	return nil
 }
 
 // fingerprints are the file's entries' fingerprints, by name.
@@ -172,13 +198,16 @@ func fingerprints(cfg *upstreamsConfig) map[string]string {
 
 // reload reads the file again and applies it (gateway.Reload); a bad file
 // or an update the gateway refuses is logged and changes nothing. The
-// servers' paths are read at start: a reload applies their tools, and
-// refuses a change to the paths.
+// servers' paths, names and scopes are read at start: a reload applies
+// their tools, and refuses a change to the rest.
 func (r *reloader) reload(ctx context.Context) {
 	keep := func(err error) {
 		r.logger.Error("upstreams not reloaded; serving as before", "file", r.file, "err", err.Error())
 	}
 	cfg, err := loadUpstreams(r.file, r.authOn)
+	if err == nil {
+		err = sameServers(r.file, r.servers, cfg.servers)
+	}
 	if err != nil {
 		keep(err)
 		return
