@@ -1,14 +1,21 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/gateway"
+	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/upstream"
 )
 
@@ -44,5 +51,57 @@ func TestInvalidUpstreamRefused(t *testing.T) {
 	}
 	if text, isErr := callText(t, ep, "one"); text != `"a one"` || isErr {
 		t.Errorf("one after a refused reload: %q (isError %v)", text, isErr)
+	}
+}
+
+// TestStateStaysWithItsUpstream: a multi-round-trip call's requestState
+// carries the upstream's own state, which only that upstream may see.
+// When another upstream takes the tool's name meanwhile (one earlier in
+// the order connecting late, here), the retry is refused as a state that
+// does not open (-32602), and the state is not sent to the other
+// upstream; before, the name alone bound it, and it was.
+func TestStateStaysWithItsUpstream(t *testing.T) {
+	t.Parallel()
+	b := serveOrigin(t, askTool)
+	lateSrv, err := wymcp.New(originInfo, &wymcp.Options{CacheTTL: 20 * time.Millisecond}, says("ask", "late's ask"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var down, sawState atomic.Bool
+	down.Store(true)
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"requestState"`)) {
+			sawState.Store(true)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		lateSrv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(late.Close)
+	var log mcptest.SyncBuffer
+	_, url := open(t, gateway.Options{
+		Server: serverLogging(&log),
+		Upstreams: []upstream.Options{
+			{Name: "late", URL: late.URL + "/mcp", ConnectTimeout: 2 * time.Second},
+			b.up("b", ""),
+		},
+	})
+	ep := endpoint(url, "", info.Name)
+	first := mcptest.ToolCall("ask", `{}`).WithCapabilities(`{"elicitation":{}}`)
+	_, state := ep.Send(t, first).ExpectInputRequired(t, "1")
+
+	down.Store(false)
+	waitLog(t, &log, `tool=ask upstream=b served_by="upstream late"`)
+	rep := ep.Send(t, first.WithID(2).Retry(`{"name":{"action":"accept","content":{"name":"Ada"}}}`, state))
+	rep.ExpectError(t, 200, -32602, "2")
+	if rep.Msg.Error.Message != "Invalid params: requestState is invalid or has expired" {
+		t.Errorf("the retry once late serves ask: %s", rep.Raw)
+	}
+	if sawState.Load() {
+		t.Error("b's requestState was sent to late")
 	}
 }

@@ -49,6 +49,12 @@ func (c *client) forward(r *remote) toolrun.Forward {
 // forwardCall forwards one call (docs/design.md §10a is the table of its
 // answers).
 func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwarding) toolrun.Forwarded {
+	if f.State != "" {
+		var ours bool
+		if f.State, ours = strings.CutPrefix(f.State, c.stateTag()); !ours {
+			return toolrun.Forwarded{Refusal: errForeignState}
+		}
+	}
 	ctx, hop := c.hops.Start(ctx, wire.MethodToolsCall, r.served, c.version)
 	hop.SetUpstreamTool(r.name)
 	refuse := func(f *failure) toolrun.Forwarded {
@@ -121,8 +127,22 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		c.breaker.record(health == failing, who, time.Now())
 	}
 	hop.End(ctx, errorType, rpcCode, out.Failure)
+	if out.Inputs != nil {
+		out.State = c.stateTag() + out.State
+	}
 	return out
 }
+
+// errForeignState answers a retry whose carried state another upstream
+// made: as the server answers a state that does not open.
+var errForeignState = wire.Errorf(wire.CodeInvalidParams, "Invalid params: requestState is invalid or has expired")
+
+// stateTag goes before the upstream's requestState in the gateway's
+// sealed one. The seal binds the state to the served name only, and by
+// the next round another upstream may serve that name (a reload, or an
+// upstream earlier in the order connecting late): that upstream must not
+// be sent this one's state (docs/design.md §10a).
+func (c *client) stateTag() string { return c.name + "\x00" + c.url + "\x00" }
 
 // retryAgain reports whether a call that failed with err (not nil), which
 // may have reached the upstream, is made again, and if so takes the retry
