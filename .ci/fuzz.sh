@@ -34,6 +34,7 @@ targets=(
 	"./upstream FuzzSSE"
 	"./upstream FuzzMessage"
 	"./upstream FuzzListPage"
+	"./cmd/wymcp FuzzUpstreamsFile"
 )
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
