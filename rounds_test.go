@@ -120,7 +120,10 @@ func roundTools(t testing.TB) []*tools.Tool {
 			tools.ReportProgress(ctx, 2, nil, "answered")
 			return protocol.TextResult("Hello, " + formField(&name, "name") + "!"), nil
 		}))
-	deadline := tools.Must(tools.NewRaw("ask_then_stall", "Asks; once answered, outlives its 50 ms deadline.", []byte(`{"type":"object"}`),
+	// Its deadline is long enough that the first round reaches its
+	// question on a loaded machine (the deadline covers each round); the
+	// second round waits it out whatever it is.
+	deadline := tools.Must(tools.NewRaw("ask_then_stall", "Asks; once answered, outlives its deadline.", []byte(`{"type":"object"}`),
 		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
 			var name protocol.ElicitResult
 			if err := tools.Ask(ctx, tools.Elicit("user_name", nameForm, &name)); err != nil {
@@ -128,7 +131,7 @@ func roundTools(t testing.TB) []*tools.Tool {
 			}
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}, tools.WithDeadline(50*time.Millisecond)))
+		}, tools.WithDeadline(2*time.Second)))
 	return []*tools.Tool{askName, steps, askAll, keep, progress, deadline}
 }
 
