@@ -210,7 +210,7 @@ func (c *client) leftOut(tool, reason string) {
 
 // servedAs returns the served name of each kept tool, "" for one left out
 // (and logged). A tool with an override's Name is served under it, when it
-// is a valid name (servableName) that no tool before it in the upstream's
+// is a valid name (validName, as Options.Validate requires) that no tool before it in the upstream's
 // order was given; the others get servedNames' names of Prefix and their
 // own, and one whose name an override took is left out: the operator named
 // that tool on purpose, the other by rule (Override.Name).
@@ -226,7 +226,7 @@ func (c *client) servedAs(kept []listed, o Options) []string {
 		switch {
 		case name == "":
 			auto, autoAt = append(auto, l.Name), append(autoAt, i)
-		case !servableName(name):
+		case !validName(name):
 			c.leftOut(l.Name, fmt.Sprintf("its override's name %q is not 1 to %d characters of A-Z a-z 0-9 _ . -", truncate(name, 128), maxName))
 		case taken[name]:
 			c.leftOut(l.Name, fmt.Sprintf("its override's name %q is an earlier tool's override's", name))
@@ -261,14 +261,6 @@ func (c *client) unknownOverrides(list []listed, overrides map[string]Override) 
 			c.log.Warn("upstream tool override names no tool of the upstream", "upstream", c.name, "tool", truncate(name, 128))
 		}
 	}
-}
-
-// servableName reports whether name may be served as a tool's name: 1 to
-// 64 characters of A-Z a-z 0-9 _ . - (the MCP tool-name alphabet, and
-// what model APIs accept as a function name). An Override.Name must be
-// one.
-func servableName(name string) bool {
-	return name != "" && len(name) <= maxName && sanitize(name) == name
 }
 
 // build makes the served tool of l.
