@@ -179,7 +179,7 @@ func TestFailuresLoggedAndCounted(t *testing.T) {
 		tool := c.name + "_t"
 		switch c.name {
 		case "refused":
-			c.up.srv.Close()
+			refuse(t, c.up.srv)
 		case "closed":
 			if err := g.ups[i].Close(); err != nil {
 				t.Fatal(err)

@@ -956,7 +956,7 @@ func TestOutcomeUnreachable(t *testing.T) {
 	}
 	t.Run("connection refused", func(t *testing.T) {
 		g := set.start(t, nil)
-		refused.srv.Close() // the port is closed now
+		refuse(t, refused.srv)
 		ocToolError(t, g.callTool(t, "r_t"), want)
 		g.expectHop(t, iRefused, 1, "upstream_unreachable")
 		// A failure of the upstream, counted once although the call,
