@@ -1,53 +1,61 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/wymcp/wymcp/gateway"
 	"github.com/wymcp/wymcp/upstream"
 )
 
-// The -upstreams file: the upstream MCP servers whose tools the binary
-// serves, and the views it serves them in (deploy/upstreams.example.yaml
-// documents every key). It is decoded strictly (upstreams_decode.go).
-// Packages upstream (Options.Validate, the credentials) and gateway
-// (Options.Validate: views, names) own what the values mean; this file
+// The -upstreams file (deploy/upstreams.example.yaml documents every key):
+// go-yaml parses it, the tree is checked for what a hostile file could do,
+// and its strict decoder fills the types below. Packages upstream and
+// gateway own what the values mean (their Options.Validate); this file
 // owns what the file adds: its keys, their combinations, auth, the
 // binary's own paths. Every error is one line naming the line, the key
 // path and what is wrong: at start a bad command line (exit status 2), on
 // SIGHUP logged, nothing changed (gateway.go).
 
-// maxUpstreamsFile bounds the file: a configuration, not a file given by
-// mistake.
-const maxUpstreamsFile = 1 << 20
+// Bounds of the file: a configuration, not a file given by mistake. All
+// but maxItems are checked before go-yaml parses it: its parser's time
+// grows much faster than the file with the nesting of [ and {, and it and
+// the decoder take tens of microseconds for each line of a list, each
+// mapping and each key (a 1 MiB file of them took seconds, up to minutes).
+const (
+	maxUpstreamsFile = 1 << 20
+	maxNesting       = 64
+	maxMarks         = 50_000 // [, {, :, "," and "- "
+	maxLines         = 50_000
+	maxItems         = 1000 // of a list
+)
 
 // upstreamsConfig is the file, checked.
 type upstreamsConfig struct {
 	file      string // as given to -upstreams
 	upstreams []*upstreamEntry
 	servers   []*serverEntry
+	lines     map[string]int // by key path
 }
 
-// fileDoc is what the file holds.
-type fileDoc struct {
-	Upstreams []*upstreamEntry `yaml:"upstreams"`
-	Servers   []*serverEntry   `yaml:"servers"`
-}
-
-// serverEntry is a view (gateway.View): served at Path, with the tools
-// Tools names (served names or path.Match patterns; none: every tool), its
-// serverInfo Name ("": the binary's), and the Scopes every request to it
-// needs.
+// serverEntry is a view (gateway.View), and the Scopes every request to
+// it needs.
 type serverEntry struct {
 	Path   string   `yaml:"path"`
 	Name   string   `yaml:"name"`
@@ -55,17 +63,16 @@ type serverEntry struct {
 	Scopes []string `yaml:"scopes"`
 }
 
-// upstreamEntry is an upstream as the file says it: its exported fields,
-// which a reload compares; zero is upstream.Options' default. Its
-// overrides are upstream.Override itself, whose fields go-yaml keys by
-// their lowercased names (name, title, description, annotations).
+// upstreamEntry is an upstream as the file says it, which a reload
+// compares (fingerprint). Each field sets the upstream.Options field of
+// its name (options); zero is its default.
 type upstreamEntry struct {
 	Name             string                       `yaml:"name"`
 	URL              string                       `yaml:"url"`
 	Prefix           string                       `yaml:"prefix"`
 	Include          []string                     `yaml:"include"`
 	Exclude          []string                     `yaml:"exclude"`
-	Overrides        map[string]upstream.Override `yaml:"overrides"`
+	Overrides        map[string]upstream.Override `yaml:"overrides"` // go-yaml keys its fields lowercased
 	Scopes           []string                     `yaml:"scopes"`
 	ToolScopes       map[string][]string          `yaml:"toolScopes"`
 	Versions         []string                     `yaml:"versions"`
@@ -87,19 +94,18 @@ type upstreamEntry struct {
 	Refresh                   duration `yaml:"refresh"`
 	AllowCleartextCredentials bool     `yaml:"allowCleartextCredentials"`
 
-	index  int            // in the file
-	lines  map[string]int // the file's, by key path
 	creds  upstream.Credentials
 	digest string // of the credentials' file: a rotated secret reconnects
 }
 
-// credentialsEntry is an upstream's credentials: one kind.
+// credentialsEntry is an upstream's credentials: one of its keys.
 type credentialsEntry struct {
 	HeadersFile       string      `yaml:"headersFile"`
 	ClientCredentials *oauthEntry `yaml:"clientCredentials"`
 	TokenExchange     *oauthEntry `yaml:"tokenExchange"`
 }
 
+// oauthEntry is upstream.OAuth, its secret in a file.
 type oauthEntry struct {
 	TokenURL         string   `yaml:"tokenURL"`
 	ClientID         string   `yaml:"clientID"`
@@ -110,24 +116,26 @@ type oauthEntry struct {
 	ClientSecret     refused  `yaml:"clientSecret" json:"-"`
 }
 
-// kind is the key of the credentials, and oauth their OAuth ones.
-func (c *credentialsEntry) kind() (kind string, oauth *oauthEntry) {
-	switch {
-	case c == nil:
-	case c.HeadersFile != "":
-		return "headersFile", nil
-	case c.ClientCredentials != nil:
-		return "clientCredentials", c.ClientCredentials
-	case c.TokenExchange != nil:
-		return "tokenExchange", c.TokenExchange
+// kind is the key c sets ("" for none), another a second one (a
+// mistake), and oauth its OAuth credentials.
+func (c *credentialsEntry) kind() (kind, another string, oauth *oauthEntry) {
+	if c == nil {
+		return "", "", nil
 	}
-	return "", nil
+	keys := []string{}
+	for v, i := reflect.ValueOf(c).Elem(), 0; i < v.NumField(); i++ {
+		if !v.Field(i).IsZero() {
+			keys = append(keys, v.Type().Field(i).Tag.Get("yaml"))
+		}
+	}
+	keys = append(keys, "", "")
+	return keys[0], keys[1], cmp.Or(c.ClientCredentials, c.TokenExchange)
 }
 
-// loadUpstreams reads the file, checks it and builds every upstream's
-// credentials (from their files, relative to the file's directory).
-// authOn is whether callers are authenticated: scopes and token exchange
-// need it. Its errors are *configError.
+// loadUpstreams reads the file, checks it, builds every upstream's
+// credentials (from their files, relative to the file's directory) and
+// checks where those may go. authOn is whether callers are authenticated:
+// scopes and token exchange need it. Its errors are *configError.
 func loadUpstreams(file string, authOn bool) (*upstreamsConfig, error) {
 	data, err := readOperatorFile(file, maxUpstreamsFile)
 	if err != nil {
@@ -137,102 +145,95 @@ func loadUpstreams(file string, authOn bool) (*upstreamsConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range cfg.upstreams {
-		// Validated again with the credentials: where they may go.
-		if err := cmp.Or(e.buildCredentials(file, filepath.Dir(file)), e.validate(file)); err != nil {
+	for i, e := range cfg.upstreams {
+		var oe *upstream.OptionError
+		if err := e.buildCredentials(filepath.Dir(file)); errors.As(err, &oe) {
+			return nil, cfg.at(cfg.keyOf(fmt.Sprintf("Upstreams[%d].Credentials.%s", i, oe.Field)), oe.Problem)
+		} else if err != nil {
 			return nil, err
 		}
 	}
-	return cfg, nil
+	return cfg.validated()
 }
 
 // parseUpstreams checks the file's text; it reads no other file.
 func parseUpstreams(file string, data []byte, authOn bool) (*upstreamsConfig, error) {
-	var f fileDoc
-	lines, err := decodeFile(file, data, &f)
-	if err != nil {
-		return nil, err
+	var doc struct {
+		Upstreams []*upstreamEntry `yaml:"upstreams"`
+		Servers   []*serverEntry   `yaml:"servers"`
 	}
-	at := func(p, msg string) error {
-		return &configError{file: file, line: lineOf(lines, p), path: p, msg: msg}
+	lines, ce := decodeFile(data, &doc)
+	if ce != nil {
+		ce.file = file
+		return nil, ce
 	}
+	cfg := &upstreamsConfig{file: file, upstreams: doc.Upstreams, servers: doc.Servers, lines: lines}
 	if _, ok := lines["upstreams"]; !ok {
-		return nil, at("upstreams", "missing (write upstreams: [] for none)")
+		return nil, cfg.at("upstreams", "missing (write upstreams: [] for none)")
 	}
-	const null = "want a mapping, got null"
-	cfg := &upstreamsConfig{file: file, upstreams: f.Upstreams, servers: f.Servers}
-	for i, e := range f.Upstreams {
-		if e == nil {
-			return nil, at(fmt.Sprintf("upstreams[%d]", i), null)
-		}
-		e.index, e.lines = i, lines
-		if err := e.check(file, authOn); err != nil {
-			return nil, err
+	for i, e := range doc.Upstreams {
+		if key, msg := e.check(authOn); msg != "" {
+			return nil, cfg.at(strings.TrimSuffix(fmt.Sprintf("upstreams[%d].%s", i, key), "."), msg)
 		}
 	}
-	for i, s := range f.Servers {
-		p := fmt.Sprintf("servers[%d]", i)
-		if s == nil {
-			return nil, at(p, null)
-		} else if key, msg := s.check(authOn); msg != "" {
-			return nil, at(p+"."+key, msg)
+	for i, s := range doc.Servers {
+		if key, msg := s.check(authOn); msg != "" {
+			return nil, cfg.at(strings.TrimSuffix(fmt.Sprintf("servers[%d].%s", i, key), "."), msg)
 		}
 	}
-	// The views' rules and the upstreams' names are package gateway's.
-	opts := gateway.Options{Upstreams: upstreamOptions(cfg), Views: gatewayViews(cfg)}
-	var oe *gateway.OptionError
-	if err := opts.Validate(); errors.As(err, &oe) {
-		return nil, at(keyOf(oe.Field, ""), oe.Problem)
-	} else if err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg.validated()
 }
 
-// check checks what the file adds to upstream.Options.Validate (one kind
-// of credentials with its file named, the breaker's keys, auth for what
-// needs a caller), then that.
-func (e *upstreamEntry) check(file string, authOn bool) error {
-	c := e.Credentials
-	kind, oauth := c.kind()
-	const off = "needs -auth-issuer: with auth off no caller holds a scope"
+const (
+	null    = "want a mapping, got null"
+	noScope = "needs -auth-issuer: with auth off no caller holds a scope"
+)
+
+// check is what the file adds to upstream.Options.Validate: one kind of
+// credentials with its file named, the breaker's keys, auth for what needs
+// a caller. It returns the key below the entry, and what is wrong.
+func (e *upstreamEntry) check(authOn bool) (key, msg string) {
+	if e == nil {
+		return "", null
+	}
+	kind, another, oauth := e.Credentials.kind()
 	const disabled = "the breaker is disabled; give minCalls and probeInterval, or disabled: true, not both"
 	switch {
-	case c != nil && kind == "":
-		return e.errorAt(file, "credentials", "empty; give one of headersFile, clientCredentials, tokenExchange, or leave credentials out")
-	case c != nil && c.TokenExchange != nil && oauth != c.TokenExchange:
-		return e.errorAt(file, "credentials.tokenExchange", "credentials already has "+kind+"; give one kind")
-	case c != nil && c.ClientCredentials != nil && oauth != c.ClientCredentials:
-		return e.errorAt(file, "credentials.clientCredentials", "credentials already has "+kind+"; give one kind")
+	case e.Credentials != nil && kind == "":
+		return "credentials", "empty; give one of headersFile, clientCredentials, tokenExchange, or leave credentials out"
+	case another != "":
+		return "credentials." + another, "credentials already has " + kind + "; give one kind"
 	case oauth != nil && oauth.ClientSecretFile == "":
-		return e.errorAt(file, "credentials."+kind+".clientSecretFile", "missing")
+		return "credentials." + kind + ".clientSecretFile", "missing"
 	case e.Refresh > 0 && e.Refresh < duration(time.Second):
 		// A typo (1ms) must not turn into a tools/list storm.
-		return e.errorAt(file, "refresh", fmt.Sprintf("%v is below 1s (0: the upstream's ttlMs)", time.Duration(e.Refresh)))
+		return "refresh", fmt.Sprintf("%v is below 1s (0: the upstream's ttlMs)", time.Duration(e.Refresh))
 	case e.Breaker.Disabled && e.Breaker.MinCalls != 0:
-		return e.errorAt(file, "breaker.minCalls", disabled)
+		return "breaker.minCalls", disabled
 	case e.Breaker.Disabled && e.Breaker.ProbeInterval != 0:
-		return e.errorAt(file, "breaker.probeInterval", disabled)
+		return "breaker.probeInterval", disabled
 	case !authOn && e.Scopes != nil:
-		return e.errorAt(file, "scopes", off)
+		return "scopes", noScope
 	case !authOn && e.ToolScopes != nil:
-		return e.errorAt(file, "toolScopes", off)
+		return "toolScopes", noScope
 	case !authOn && kind == "tokenExchange":
-		return e.errorAt(file, "credentials.tokenExchange", "needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none")
+		return "credentials.tokenExchange", "needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none"
 	}
-	return e.validate(file)
+	return "", ""
 }
 
-// check checks what the binary adds to a view: a path of its own, not
-// one of its endpoints, and scopes, which only auth gives a caller.
+// check is what the binary adds to a view: a path of its own, not one of
+// its endpoints, and scopes, which only auth gives a caller.
 func (s *serverEntry) check(authOn bool) (key, msg string) {
 	switch {
+	case s == nil:
+		return "", null
 	case s.Path == "":
 		return "path", "missing"
 	case s.Path == "/healthz" || s.Path == "/readyz":
 		return "path", s.Path + " is the binary's own endpoint"
 	case !authOn && s.Scopes != nil:
-		return "scopes", "needs -auth-issuer: with auth off no caller holds a scope"
+		return "scopes", noScope
 	}
 	for j, sc := range s.Scopes {
 		if !validScope(sc) {
@@ -242,59 +243,64 @@ func (s *serverEntry) check(authOn bool) (key, msg string) {
 	return "", ""
 }
 
-// validate is what upstream.Options.Validate says of e's options, at the
-// key of the file that set the field it names.
-func (e *upstreamEntry) validate(file string) error {
-	o := e.options()
-	return e.optionError(file, "", o.Validate())
-}
-
-// optionError is err, an *upstream.OptionError about e's field under
-// prefix (a Go field path), at the key that set it.
-func (e *upstreamEntry) optionError(file, prefix string, err error) error {
-	var oe *upstream.OptionError
-	if !errors.As(err, &oe) {
-		return err
+// validated is c, or what package gateway's Options.Validate finds wrong
+// with it (the views, the upstreams' names, each upstream.Options'), at
+// the key that set the field it names.
+func (c *upstreamsConfig) validated() (*upstreamsConfig, error) {
+	var oe *gateway.OptionError
+	if err := (&gateway.Options{Upstreams: upstreamOptions(c), Views: gatewayViews(c)}).Validate(); errors.As(err, &oe) {
+		return nil, c.at(c.keyOf(oe.Field), oe.Problem)
+	} else if err != nil {
+		return nil, err
 	}
-	kind, _ := e.Credentials.kind()
-	key := keyOf(strings.TrimSuffix(prefix+oe.Field, "."), "credentials."+kind)
-	return e.errorAt(file, key, oe.Problem)
+	return c, nil
 }
 
 // fieldPart is a part of a field path as packages upstream and gateway
-// name it: [1], ["a key"] or .Field.
+// write it: [1], ["a key"] or .Field.
 var fieldPart = regexp.MustCompile(`\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.?(\w+)`)
 
+// fileKeys are the keys of the fields whose key is not their name with its
+// first letter lowercased.
+var fileKeys = map[string]string{"URL": "url", "Views": "servers", "BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval"}
+
 // keyOf is the key path of the file that sets a field (Views[1].Tools[0]:
-// servers[1].tools[0]; Overrides["a.b"].Name: overrides.'a.b'.name);
-// creds is the key of an entry's Credentials.
-func keyOf(field, creds string) (key string) {
-	special := map[string]string{"URL": "url", "Views": "servers", "Credentials": creds,
-		"BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval"}
+// servers[1].tools[0]; Upstreams[0].Overrides["a.b"].Name:
+// upstreams[0].overrides.'a.b'.name; Upstreams[0].Credentials.TokenURL:
+// upstreams[0].credentials.clientCredentials.tokenURL).
+func (c *upstreamsConfig) keyOf(field string) (key string) {
+	i := 0 // the last index: an upstream's, before its Credentials
 	for _, m := range fieldPart.FindAllStringSubmatch(field, -1) {
 		if k, err := strconv.Unquote(m[2]); err == nil {
 			key = keyChild(key, k)
 		} else if m[1] != "" {
 			key += "[" + m[1] + "]"
-		} else if name := special[m[3]]; name != "" {
-			key = strings.TrimPrefix(key+"."+name, ".")
+			i, _ = strconv.Atoi(m[1])
+		} else if m[3] == "Credentials" {
+			kind, _, _ := c.upstreams[i].Credentials.kind()
+			key += ".credentials." + kind
 		} else {
-			key = keyChild(key, strings.ToLower(m[3][:1])+m[3][1:])
+			key = strings.TrimPrefix(key+"."+cmp.Or(fileKeys[m[3]], strings.ToLower(m[3][:1])+m[3][1:]), ".")
 		}
 	}
 	return key
 }
 
-// errorAt is an error at key (a path below the entry) of e.
-func (e *upstreamEntry) errorAt(file, key, msg string) *configError {
-	p := strings.TrimSuffix(fmt.Sprintf("upstreams[%d].%s", e.index, key), ".")
-	return &configError{file: file, line: lineOf(e.lines, p), path: p, msg: msg}
+// at is an error at key path p, on its line or on that of the nearest
+// path above it that the file holds (a mapping's, for a key missing from
+// it).
+func (c *upstreamsConfig) at(p, msg string) error {
+	q := p
+	for _, ok := c.lines[q]; !ok && q != ""; _, ok = c.lines[q] {
+		q = q[:max(strings.LastIndexAny(q, ".["), 0)]
+	}
+	return &configError{file: c.file, line: c.lines[q], path: p, msg: msg}
 }
 
-// buildCredentials makes the entry's upstream.Credentials from their
-// file (relative to dir), and the digest of that file a reload compares.
-func (e *upstreamEntry) buildCredentials(file, dir string) (err error) {
-	kind, oauth := e.Credentials.kind()
+// buildCredentials makes e's upstream.Credentials from their file
+// (relative to dir), and the digest of that file a reload compares.
+func (e *upstreamEntry) buildCredentials(dir string) (err error) {
+	kind, _, oauth := e.Credentials.kind()
 	if kind == "" {
 		return nil
 	}
@@ -308,23 +314,18 @@ func (e *upstreamEntry) buildCredentials(file, dir string) (err error) {
 	if oauth == nil {
 		e.creds, err = upstream.StaticHeaders(p)
 	} else {
-		o := upstream.OAuth{TokenURL: oauth.TokenURL, ClientID: oauth.ClientID, ClientSecretFile: p,
-			Scopes: oauth.Scopes, Resource: oauth.Resource, Audience: oauth.Audience}
-		if kind == "clientCredentials" {
-			e.creds, err = upstream.ClientCredentials(o)
-		} else {
-			e.creds, err = upstream.TokenExchange(o)
+		build := upstream.ClientCredentials
+		if kind == "tokenExchange" {
+			build = upstream.TokenExchange
 		}
+		e.creds, err = build(upstream.OAuth{TokenURL: oauth.TokenURL, ClientID: oauth.ClientID, ClientSecretFile: p,
+			Scopes: oauth.Scopes, Resource: oauth.Resource, Audience: oauth.Audience})
 	}
-	if err != nil {
-		return e.optionError(file, "Credentials.", err)
-	}
-	// Read again for the digest alone: a file changed or gone since is
-	// a change the next reload sees.
+	// Read again for the digest alone: a file changed or gone since is a
+	// change the next reload sees.
 	data, _ := readOperatorFile(p, maxSecretFile)
-	sum := sha256.Sum256(data)
-	e.digest = hex.EncodeToString(sum[:])
-	return nil
+	e.digest = fmt.Sprintf("%x", sha256.Sum256(data))
+	return err
 }
 
 // fingerprint is what a reload compares: the entry as the file says it,
@@ -334,19 +335,214 @@ func (e *upstreamEntry) fingerprint() string {
 	return string(b) + e.digest
 }
 
-// options are the upstream.Options of the entry.
+// options are the upstream.Options of the entry: each field of e sets the
+// option of its name, converted.
 func (e *upstreamEntry) options() upstream.Options {
-	minCalls := int(e.Breaker.MinCalls)
+	o := upstream.Options{Credentials: e.creds, BreakerMinCalls: int(e.Breaker.MinCalls),
+		BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval), RetryIdempotent: e.Retries.Idempotent}
 	if e.Breaker.Disabled {
-		minCalls = -1
+		o.BreakerMinCalls = -1
 	}
-	return upstream.Options{
-		Name: e.Name, URL: e.URL, Prefix: e.Prefix, Include: e.Include, Exclude: e.Exclude, Overrides: e.Overrides,
-		Scopes: e.Scopes, ToolScopes: e.ToolScopes, Versions: e.Versions,
-		Credentials: e.creds, AllowCleartextCredentials: e.AllowCleartextCredentials,
-		CallTimeout: time.Duration(e.CallTimeout), ConnectTimeout: time.Duration(e.ConnectTimeout),
-		MaxConns: int(e.MaxConns), MaxInFlight: int(e.MaxInFlight), MaxResponseBytes: int64(e.MaxResponseBytes),
-		BreakerMinCalls: minCalls, BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval),
-		RetryIdempotent: e.Retries.Idempotent, IdleTimeout: time.Duration(e.IdleTimeout), Refresh: time.Duration(e.Refresh),
+	from, to := reflect.ValueOf(e).Elem(), reflect.ValueOf(&o).Elem()
+	for i := range from.NumField() {
+		if f := to.FieldByName(from.Type().Field(i).Name); f.IsValid() && from.Field(i).CanConvert(f.Type()) {
+			f.Set(from.Field(i).Convert(f.Type()))
+		}
 	}
+	return o
+}
+
+// configError is one thing wrong with the file: where (line 0: unknown;
+// path "": the file as a whole), and what.
+type configError struct {
+	file, path, msg string
+	line            int
+}
+
+// Error is one line, whatever a wrapped error says.
+func (e *configError) Error() string {
+	s := "-upstreams " + e.file + strings.TrimSuffix(":"+strconv.Itoa(e.line), ":0") + strings.TrimSuffix(": "+e.path, ": ")
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s + ": " + e.msg)
+}
+
+// errorAt is what is wrong with node n.
+func errorAt(n ast.Node, msg string) *configError {
+	ce := &configError{path: keyPath(n), msg: msg}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		ce.line = tk.Position.Line
+	}
+	return ce
+}
+
+// decodeFile decodes data, one YAML document, into v, and returns the
+// line of each key path it holds; its error has no file.
+func decodeFile(data []byte, v any) (lines map[string]int, ce *configError) {
+	defer func() {
+		// go-yaml is third-party code fed an operator's file: a panic in
+		// it is a bad file, not a crash.
+		if r := recover(); r != nil {
+			lines, ce = nil, &configError{msg: fmt.Sprintf("cannot be read as YAML (%v)", r)}
+		}
+	}()
+	depth, marks := 0, len(regexp.MustCompile(`[\[{:,]|-([ \t\r\n]|$)`).FindAllIndex(data, maxMarks+1)) // in strings and comments too
+	for _, c := range data {
+		if c == '[' || c == '{' {
+			depth++
+		} else if (c == ']' || c == '}') && depth > 0 {
+			depth--
+		}
+		if depth > maxNesting || marks > maxMarks {
+			return nil, &configError{msg: fmt.Sprintf("lists and mappings nest more than %d deep, or the file has more than %d of them, keys and items", maxNesting, maxMarks)}
+		}
+	}
+	if bytes.Count(data, []byte("\n")) >= maxLines {
+		return nil, &configError{msg: fmt.Sprintf("more than %d lines", maxLines)}
+	}
+	tree, err := parser.ParseBytes(data, 0)
+	if loc := regexp.MustCompile(`(?m)^ *\t`).FindIndex(data); err != nil && loc != nil {
+		// The parser's word for it is a tab, quoted, which reads as a space.
+		return nil, &configError{line: bytes.Count(data[:loc[0]], []byte("\n")) + 1, msg: "not valid YAML: a tab in the indentation; YAML indents with spaces"}
+	} else if err != nil {
+		ce = translate(nil, err)
+		ce.msg = "not valid YAML: " + ce.msg
+		return nil, ce
+	}
+	docs := slices.DeleteFunc(tree.Docs, func(d *ast.DocumentNode) bool { return d == nil || d.Body == nil })
+	if len(docs) == 0 {
+		return nil, &configError{path: "upstreams", msg: "missing (the file is empty; write upstreams: [] for none)"}
+	} else if len(docs) > 1 {
+		return nil, errorAt(docs[1].Body, "holds a second YAML document; write one")
+	}
+	// Each token's key path, and each key path's line.
+	paths, lines := map[*token.Token]string{}, map[string]int{}
+	ast.Walk(visitor(func(n ast.Node) {
+		switch n := n.(type) {
+		case *ast.SequenceNode:
+			if len(n.Values) > maxItems {
+				ce = cmp.Or(ce, errorAt(n, fmt.Sprintf("%d items, more than %d", len(n.Values), maxItems)))
+			}
+		case *ast.AnchorNode, *ast.AliasNode, *ast.MergeKeyNode, *ast.TagNode:
+			// An alias repeats what it names without its bytes (a file of
+			// kilobytes could stand for billions of strings); go-yaml's
+			// decoder panics on some tags.
+			ce = cmp.Or(ce, errorAt(n, "anchors, aliases, merge keys (<<) and tags are not supported: write each value out"))
+		}
+		tk, p := n.GetToken(), keyPath(n)
+		if _, seen := paths[tk]; !seen {
+			paths[tk] = p
+		}
+		if _, seen := lines[p]; !seen && tk.Position != nil {
+			lines[p] = tk.Position.Line
+		}
+	}), docs[0].Body)
+	if ce != nil {
+		return nil, ce
+	} else if err := yaml.NodeToValue(docs[0].Body, v, yaml.Strict()); err != nil {
+		return nil, translate(paths, err)
+	}
+	return lines, nil
+}
+
+type visitor func(ast.Node)
+
+func (v visitor) Visit(n ast.Node) ast.Visitor {
+	if n != nil && n.GetToken() != nil {
+		v(n)
+	}
+	return v
+}
+
+// translate is err, a decoding error, as a configError: one of ours as
+// it is, go-yaml's at its token's line and key path (paths: the tree's, by
+// token), in its words but for a TypeError's, which name Go types.
+func translate(paths map[*token.Token]string, err error) (ce *configError) {
+	var ye yaml.Error
+	var te *yaml.TypeError
+	if errors.As(err, &ce) {
+		return ce
+	} else if !errors.As(err, &ye) {
+		return &configError{msg: "cannot be read"}
+	}
+	// Not its Error(), which quotes the source in a time that grows with
+	// the square of a line's tokens.
+	ce, tk := &configError{msg: ye.GetMessage()}, ye.GetToken()
+	if tk == nil || tk.Position == nil {
+		return ce
+	}
+	ce.line = tk.Position.Line
+	p, ok := paths[tk]
+	switch {
+	case !ok:
+	case errors.As(err, new(*yaml.UnknownFieldError)):
+		ce.path, ce.msg = p, "unknown key"
+	case errors.As(err, &te):
+		ce.path, ce.msg = p, "want "+cmp.Or(map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false"}[te.DstType.Kind()], te.DstType.String())
+	default:
+		ce.path = p
+	}
+	return ce
+}
+
+// keyPath is n's key path, upstreams[0].url ("" for the file): go-yaml's,
+// which quotes a key holding '.' or '*'.
+func keyPath(n ast.Node) string {
+	return strings.TrimPrefix(strings.TrimPrefix(n.GetPath(), "$"), ".")
+}
+
+// keyChild is the path of key below p, as keyPath writes it.
+func keyChild(p, key string) string {
+	if strings.ContainsAny(key, ".*") || key == "" {
+		key = "'" + strings.ReplaceAll(key, "'", `\'`) + "'"
+	}
+	return strings.TrimPrefix(p+"."+key, ".")
+}
+
+// count is an integer of at least 1 (and at most 2^53, a JSON number).
+// It and duration refuse a value of another YAML type: go-yaml alone
+// turns "64" into 64, 1.5 into 1.
+type count int64
+
+func (c *count) UnmarshalYAML(n ast.Node) error {
+	v, ok := n.(*ast.IntegerNode)
+	if !ok {
+		return errorAt(n, "want an integer")
+	}
+	i, _ := v.Value.(int64)
+	if u, ok := v.Value.(uint64); ok {
+		i = int64(min(u, 1<<53+1))
+	}
+	switch {
+	case i > 1<<53:
+		return errorAt(n, v.Token.Value+" is too large")
+	case i < 1:
+		return errorAt(n, fmt.Sprintf("%d must be at least 1", i))
+	}
+	*c = count(i)
+	return nil
+}
+
+// duration is a Go duration, with its unit ("30s", "1m30s"), or 0.
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n ast.Node) error {
+	s, ok := n.(*ast.StringNode)
+	if n.Type() == ast.IntegerType && n.GetToken().Value == "0" {
+		s, ok = &ast.StringNode{Value: "0s"}, true
+	}
+	if !ok {
+		return errorAt(n, "want a duration such as 30s")
+	}
+	v, err := time.ParseDuration(s.Value)
+	if err != nil {
+		return errorAt(n, fmt.Sprintf("%q is not a duration: write a number and a unit, such as 30s or 1m30s", s.Value))
+	}
+	*d = duration(v)
+	return nil
+}
+
+// refused is a key that would write a secret in the file.
+type refused struct{}
+
+func (refused) UnmarshalYAML(n ast.Node) error {
+	return errorAt(n, "secrets are never written in this file: put the secret in a file and name it with clientSecretFile")
 }
