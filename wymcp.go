@@ -13,6 +13,7 @@ package wymcp
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -197,6 +198,17 @@ type Options struct {
 	// a proxy, set it, or every client counts as the proxy). Past it a
 	// listen is answered 429. 0 means 16; negative means no bound.
 	MaxListenStreamsPerCaller int
+	// UnknownTool, when set, is asked about a tools/call naming a tool the
+	// server does not have, before the call is answered as unknown: a
+	// gateway whose set may lag another replica's reads its upstreams
+	// again (docs/design.md §10e). It returns once the set has been
+	// replaced (SetTools) or the wait is over, and reports whether the
+	// set may now hold the name, which is then looked up once more; a
+	// tool found is served, otherwise the call is answered as unknown, as
+	// without it. It runs on the request's goroutine before auth, holds no
+	// in-flight place, and must bound its own wait and rate (ctx is the
+	// request's). Calls of known tools never reach it.
+	UnknownTool func(ctx context.Context, name string) bool
 }
 
 // Server is an MCP endpoint. It is an http.Handler, safe for concurrent use.
@@ -288,6 +300,18 @@ func (s *Server) SetTools(ts ...*tools.Tool) error {
 	return s.handler.SetTools(set)
 }
 
+// SetCacheTTL makes d the ttlMs of tools/list answers from now on (negative
+// means 0), in place of Options.CacheTTL: a gateway whose upstreams'
+// tools may change sooner than that says so, so that no client caches a
+// list longer than the set behind it holds (docs/design.md §10e). The
+// tools are the same, so no listen stream is told; server/discover keeps
+// Options.CacheTTL (it names no tool). Serialized with SetTools.
+func (s *Server) SetCacheTTL(d time.Duration) error {
+	s.swap.Lock()
+	defer s.swap.Unlock()
+	return s.handler.SetListTTL(d)
+}
+
 // resolve returns the configuration o stands for: every zero field replaced
 // by its default, once, here (a nil o is all defaults). It fails on
 // options that cannot be served as written.
@@ -320,6 +344,7 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 		Logger:         o.Logger,
 		Workers:        runtime.GOMAXPROCS(0),
 		ToolsChange:    o.ToolsChange,
+		UnknownTool:    o.UnknownTool,
 	}
 	cfg.MaxListenStreams = orDefault(o.MaxListenStreams, defaultMaxListenStreams)
 	cfg.MaxListenStreamsPerCaller = orDefault(o.MaxListenStreamsPerCaller, defaultMaxListenStreamsPerCaller)

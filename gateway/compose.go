@@ -73,6 +73,7 @@ func (g *Gateway) publish(ups []*live, patterns [][]string) error {
 	}
 	g.serving = len(ts)
 	g.noteConflicts(left)
+	g.applyTTL(ups)
 	return nil
 }
 

@@ -112,6 +112,11 @@ type Gateway struct {
 	// readiness; leftOut the tools the conflict rule leaves out now.
 	serving int
 	leftOut map[conflict]bool
+	// cacheTTL is the views' configured ttlMs; rereads, each upstream's
+	// reading again for calls of unknown names (fresh.go).
+	cacheTTL     time.Duration
+	rereads      map[*upstream.Upstream]*refreshing
+	unknownEvery time.Duration
 	// watches is the parent of every watch's and try's context.
 	watches     context.Context
 	stopWatches context.CancelFunc
@@ -140,13 +145,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		own:      slices.Clone(opts.Tools),
-		logger:   opts.Server.Logger,
-		tp:       opts.Server.TracerProvider,
-		mp:       opts.Server.MeterProvider,
-		retiring: map[*live]*time.Timer{},
-		leftOut:  map[conflict]bool{},
-		byPath:   map[string]*wymcp.Server{},
+		own:          slices.Clone(opts.Tools),
+		logger:       opts.Server.Logger,
+		tp:           opts.Server.TracerProvider,
+		mp:           opts.Server.MeterProvider,
+		retiring:     map[*live]*time.Timer{},
+		leftOut:      map[conflict]bool{},
+		byPath:       map[string]*wymcp.Server{},
+		cacheTTL:     configuredTTL(opts.Server.CacheTTL),
+		rereads:      map[*upstream.Upstream]*refreshing{},
+		unknownEvery: unknownEvery,
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -165,6 +173,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g.serving = len(ts)
 	g.noteConflicts(left)
+	g.applyTTL(ups)
 	for _, l := range ups {
 		if l.u != nil {
 			g.logger.Info("upstream connected", l.logAttrs()...)
@@ -288,6 +297,11 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 		if len(opts.Views) > 0 {
 			so.StateKeys = viewKeys(ring, v.Path)
 		}
+		// A Reload can change any view's set, and an upstream's tools
+		// change as they come: every view serves listen (fresh.go).
+		so.ToolsChange = true
+		w := &view{path: v.Path, patterns: slices.Clone(v.Tools), ttl: g.cacheTTL}
+		so.UnknownTool = func(ctx context.Context, name string) bool { return g.unknown(ctx, w, name) }
 		picked := pick(ts, v.Tools)
 		srv, err := wymcp.New(info, &so, picked...)
 		if err != nil {
@@ -299,7 +313,7 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 			}
 			return err
 		}
-		w := &view{path: v.Path, patterns: slices.Clone(v.Tools), srv: srv, tools: picked, ready: srv.ReadinessHandler()}
+		w.srv, w.tools, w.ready = srv, picked, srv.ReadinessHandler()
 		g.views = append(g.views, w)
 		if v.Path == "" {
 			g.single = srv

@@ -34,6 +34,8 @@ type origin struct {
 	srv  *wymcp.Server
 	url  string
 	down atomic.Bool
+	// lists counts the tools/list requests it was sent.
+	lists atomic.Int64
 }
 
 // serveOrigin serves ts as an upstream; its tools change at once for the
@@ -49,6 +51,9 @@ func serveOrigin(t *testing.T, ts ...*tools.Tool) *origin {
 		if o.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
+		}
+		if r.Header.Get("Mcp-Method") == "tools/list" {
+			o.lists.Add(1)
 		}
 		s.ServeHTTP(w, r)
 	}))

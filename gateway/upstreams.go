@@ -222,6 +222,7 @@ func (g *Gateway) retire(l *live) {
 	if l.u == nil {
 		return // pending: nothing to close
 	}
+	g.forget(l.u)
 	grace := callTimeout(l.o) + retireGrace
 	g.retiring[l] = time.AfterFunc(grace, func() {
 		g.mu.Lock()

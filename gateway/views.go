@@ -8,8 +8,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
-	"path"
 	"sync"
+	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/tools"
@@ -25,6 +25,9 @@ type view struct {
 	// under the Gateway's mu.
 	patterns []string
 	tools    []*tools.Tool
+	// ttl is the ttlMs its tools/list answers, under the Gateway's mu
+	// (fresh.go).
+	ttl time.Duration
 }
 
 // pick returns the tools of ts whose names match a pattern, in ts' order;
@@ -35,11 +38,8 @@ func pick(ts []*tools.Tool, patterns []string) []*tools.Tool {
 	}
 	out := make([]*tools.Tool, 0, len(ts))
 	for _, t := range ts {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, t.Name()); ok {
-				out = append(out, t)
-				break
-			}
+		if picks(patterns, t.Name()) {
+			out = append(out, t)
 		}
 	}
 	return out

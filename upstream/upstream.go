@@ -248,25 +248,14 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 }
 
 // Watch refreshes the upstream's tools until ctx ends, and calls changed
-// with them each time they change. It refreshes every Options.Refresh; 0
-// means at the upstream's own ttlMs (how long its tools/list may be
-// cached), but at least a second, or a minute when it gives none. A
-// refresh that fails is logged, and the tools stay as they were until one
+// with them each time they change, or the interval at which they are
+// read (RefreshInterval) changes, so that a gateway can tell its clients
+// how long its list holds. It refreshes every RefreshInterval. A refresh
+// that fails is logged, and the tools stay as they were until one
 // succeeds.
 func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
 	for {
-		wait := u.opts.Refresh
-		if wait <= 0 {
-			u.mu.Lock()
-			wait = u.ttl
-			u.mu.Unlock()
-			if wait <= 0 {
-				wait = time.Minute
-			}
-			// The upstream's ttlMs is its say, not a polling rate the
-			// gateway must follow: a tools/list may be 1,000 pages.
-			wait = max(wait, minWatch)
-		}
+		wait := u.RefreshInterval()
 		select {
 		case <-ctx.Done():
 			return
@@ -277,15 +266,11 @@ func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
 			u.c.log.Warn("upstream tools/list failed; its tools stay as they were", "upstream", u.opts.Name, "error", err.Error())
 			continue
 		}
-		if ok {
+		if ok || u.RefreshInterval() != wait {
 			changed(u.Tools())
 		}
 	}
 }
-
-// minWatch is the shortest refresh interval Watch takes from an upstream's
-// ttlMs.
-const minWatch = time.Second
 
 // Tools returns the upstream's tools as the server serves them, in the
 // upstream's order. A served name is its override's Name when it has one

@@ -231,6 +231,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil
 	})
 	fs.IntVar(&c.opts.MaxInFlight, "max-in-flight", 0, "`requests` answered at once before 503 + Retry-After (0: 4096, negative: unbounded)")
+	fs.IntVar(&c.opts.MaxListenStreams, "max-listen-streams", 0, "subscriptions/listen `streams` open at once, every caller's, before 503 + Retry-After; served when the tool set can change (-upstreams, -tools conformance); streams take no -max-in-flight place (0: 1024, negative: unbounded)")
+	fs.IntVar(&c.opts.MaxListenStreamsPerCaller, "max-listen-streams-per-caller", 0, "subscriptions/listen `streams` one caller holds at once (the authenticated subject, else the client's address: see -trusted-proxies) before 429 (0: 16, negative: unbounded)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 0, "largest request body in `bytes` (0: 4 MiB)")
 	fs.Int64Var(&c.opts.AnswerBudget, "answer-budget", 0, "`bytes` of tools/call answers held at once for clients still to read them; a call that finds it spent is refused 503 + Retry-After before its tool runs (0: 64 MiB, negative: unbounded)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers (slowloris)")

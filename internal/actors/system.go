@@ -303,5 +303,21 @@ func (s *System) SetTools(set *toolrun.Set) (changed bool, err error) {
 	return old == nil || old.sum != l.sum, nil
 }
 
+// SetListTTL makes ttl the ttlMs of the tools/list answers, rebuilding
+// those of set (the one served now) with it. The lists show the same
+// tools, so no listen stream is told (listing.sum leaves the ttl out).
+// It is serialized with SetTools by the caller.
+func (s *System) SetListTTL(set *toolrun.Set, ttl time.Duration) error {
+	old := s.tables.params.ttlMs
+	s.tables.params.ttlMs = max(ttl, 0).Milliseconds()
+	l, err := s.tables.buildLists(set)
+	if err != nil {
+		s.tables.params.ttlMs = old
+		return err
+	}
+	s.tables.lists.Store(l)
+	return nil
+}
+
 // ServerMeta is the result _meta that names the server.
 func (s *System) ServerMeta() wire.RawJSON { return s.tables.serverMeta }

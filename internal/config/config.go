@@ -83,6 +83,10 @@ type Server struct {
 	// MaxListenStreams and MaxListenStreamsPerCaller bound the open listen
 	// streams, in total and per caller; 0 means no bound.
 	MaxListenStreams, MaxListenStreamsPerCaller int
+	// UnknownTool, when not nil, is asked about a tools/call's name the
+	// set lacks before the call is answered as unknown; true means look
+	// the name up again (wymcp.Options.UnknownTool).
+	UnknownTool func(ctx context.Context, name string) bool
 }
 
 // Auth is the authentication stage (docs/design.md §3 stage 3) as the

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/wymcp/wymcp/internal/telemetry"
@@ -24,6 +25,17 @@ func (h *Handler) resolveTool(req *wire.Request) toolRef {
 	}
 	tool, name, ok := h.tools.Load().Resolve(req.Name)
 	return toolRef{tool: tool, name: name, ok: ok}
+}
+
+// resolveAgain asks the embedder's hook about a call's name the set
+// lacks (wymcp.Options.UnknownTool: a gateway that may lag another
+// replica reads its upstreams again), and looks the name up once more
+// when the hook says the set may now hold it.
+func (h *Handler) resolveAgain(ctx context.Context, req *wire.Request, ref toolRef) toolRef {
+	if h.unknown(ctx, ref.name) {
+		return h.resolveTool(req)
+	}
+	return ref
 }
 
 // checkFields is stage 5 past the body (docs/design.md §3), in

@@ -67,6 +67,8 @@ type Handler struct {
 	// counts them for the drain, as inFlight counts calls.
 	listens   *listenHub
 	listening atomic.Int64
+	// unknown is asked about a call's name the set lacks (nil: never).
+	unknown func(ctx context.Context, name string) bool
 }
 
 // New returns the Handler of a server whose methods sys answers.
@@ -85,6 +87,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 		origins:     map[string]bool{},
 		hosts:       map[string]bool{},
 		drained:     make(chan struct{}),
+		unknown:     cfg.UnknownTool,
 	}
 	h.tools.Store(cfg.Tools)
 	if cfg.ToolsChange {
@@ -121,6 +124,12 @@ func (h *Handler) SetTools(set *toolrun.Set) error {
 		h.listens.changed()
 	}
 	return nil
+}
+
+// SetListTTL makes ttl the ttlMs of tools/list answers from now on (the
+// set served is the same: no listen stream is told).
+func (h *Handler) SetListTTL(ttl time.Duration) error {
+	return h.sys.SetListTTL(h.tools.Load(), ttl)
 }
 
 var (
@@ -204,6 +213,9 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	op := &x.op
 	ctx := h.obs.Start(r.Context(), op, r, &msg, meta)
 	ref := h.resolveTool(req)
+	if ref.tool == nil && ref.ok && h.unknown != nil {
+		ref = h.resolveAgain(ctx, req, ref)
+	}
 	// Stage 3: auth, when the server has an authenticator.
 	if h.auth != nil {
 		var rej *rejection
