@@ -281,3 +281,30 @@ func mustMarshal(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestListenThroughChangeStream: an upstream that serves listen itself is
+// followed on it, so a client listening on the gateway hears of the
+// upstream's new tool though the gateway's refresh interval is an hour.
+func TestListenThroughChangeStream(t *testing.T) {
+	t.Parallel()
+	srv, err := wymcp.New(originInfo, &wymcp.Options{ToolsChange: true}, says("one", "one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := mcptest.Serve(t, srv, originInfo)
+	up := upstream.Options{Name: "o", URL: ep.URL, Prefix: "o_", Refresh: time.Hour, ConnectTimeout: 2 * time.Second}
+	_, url := open(t, gateway.Options{Upstreams: []upstream.Options{up}})
+	gw := endpoint(url, "", info.Name)
+	s := listenTo(t, gw, "4")
+	if err := srv.SetTools(says("one", "one"), says("two", "two")); err != nil {
+		t.Fatal(err)
+	}
+	// The gateway reads the upstream when its stream opens too, which may
+	// find the new tool first: either way one notification tells it.
+	if got := s.NextData(t); got != changedFrame("4") {
+		t.Fatalf("got %s, want %s", got, changedFrame("4"))
+	}
+	if got := toolNames(t, gw); !slices.Equal(got, []string{"o_one", "o_two"}) {
+		t.Errorf("after the notification: %q", got)
+	}
+}

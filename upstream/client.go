@@ -46,6 +46,10 @@ type client struct {
 	// version is the negotiated revision; fixed once negotiate returns.
 	version string
 	legacy  bool
+	// listChanged is the upstream's tools.listChanged, as negotiate read
+	// it: it offers a change stream (changes.go). Fixed once negotiate
+	// returns.
+	listChanged bool
 	// versionHeader is the MCP-Protocol-Version header's value: version.
 	versionHeader []string
 	log           *slog.Logger

@@ -60,6 +60,7 @@ func (c *client) discover(ctx context.Context) (bool, error) {
 	if !contains(list, wire.Version) {
 		return false, fmt.Errorf("it serves %v", list)
 	}
+	c.listChanged = advertisesListChanged(m.result)
 	return true, nil
 }
 
@@ -109,6 +110,7 @@ func (c *client) initialize(ctx context.Context, renew bool) error {
 	}
 	if !renew {
 		c.setVersion(got)
+		c.listChanged = advertisesListChanged(m.result)
 	}
 	c.mu.Lock()
 	c.session = session

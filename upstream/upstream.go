@@ -250,20 +250,40 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 // Watch refreshes the upstream's tools until ctx ends, and calls changed
 // with them each time they change, or the interval at which they are
 // read (RefreshInterval) changes, so that a gateway can tell its clients
-// how long its list holds. It refreshes every RefreshInterval. A refresh
-// that fails is logged, and the tools stay as they were until one
-// succeeds.
+// how long its list holds. It refreshes every RefreshInterval, and at once
+// when the upstream's change stream tells of a change, where it offers
+// one (its subscriptions/listen at 2026-07-28, its GET stream in a 2025
+// session, when it advertises tools.listChanged): the stream is opened
+// again with backoff when it fails, and polling goes on meanwhile
+// (docs/design.md §10e). A refresh that fails is logged, and the tools
+// stay as they were until one succeeds. It returns once ctx has ended and
+// the stream is closed.
 func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
+	kick := make(chan struct{}, 1)
+	if u.c.listChanged {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			u.follow(ctx, kick)
+		}()
+	}
 	for {
 		wait := u.RefreshInterval()
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-time.After(wait):
+		case <-timer.C:
+		case <-kick:
+			timer.Stop()
 		}
 		ok, err := u.Refresh(ctx)
 		if err != nil {
-			u.c.log.Warn("upstream tools/list failed; its tools stay as they were", "upstream", u.opts.Name, "error", err.Error())
+			if ctx.Err() == nil {
+				u.c.log.Warn("upstream tools/list failed; its tools stay as they were", "upstream", u.opts.Name, "error", err.Error())
+			}
 			continue
 		}
 		if ok || u.RefreshInterval() != wait {
