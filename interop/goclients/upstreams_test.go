@@ -1,8 +1,10 @@
 package goclients
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wymcp/wymcp"
+	gw "github.com/wymcp/wymcp/gateway"
+	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/upstream"
 )
@@ -323,5 +327,68 @@ func TestGatewayCancelsUpstream(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream's tool was not cancelled")
+	}
+}
+
+// TestGatewayGoSDKListChanged: a gateway in front of a go-sdk server
+// (2025-11-25, with sessions) follows the server's GET stream: when the
+// server adds a tool, it tells its session's stream, the gateway reads
+// its list at once (its refresh interval is an hour) and a client
+// listening on the gateway hears of it.
+func TestGatewayGoSDKListChanged(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-origin", Version: "1.8.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var lists atomic.Int32
+	listed := make(chan int32, 16)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
+			listed <- lists.Add(1)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	g, err := gw.New(t.Context(), gw.Options{
+		Info:      protocol.Implementation{Name: "gateway", Version: "1.0.0"},
+		Upstreams: []upstream.Options{{Name: "sdk", URL: hs.URL, Prefix: "sdk_", Refresh: time.Hour, Versions: []string{"2025-11-25"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := httptest.NewServer(g)
+	t.Cleanup(func() {
+		gs.Close()
+		_ = g.Shutdown(context.Background())
+	})
+	ep := &mcptest.Endpoint{URL: gs.URL, HTTP: http.DefaultClient, Info: protocol.Implementation{Name: "gateway", Version: "1.0.0"}}
+	stream := ep.Listen(t, mcptest.Raw("subscriptions/listen", "", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":`+mcptest.Meta+`}}`))
+	if stream.Resp.StatusCode != http.StatusOK {
+		t.Fatalf("listen: %d", stream.Resp.StatusCode)
+	}
+	if got := stream.NextData(t); !strings.Contains(got, `"notifications/subscriptions/acknowledged"`) {
+		t.Fatalf("first message %s, want the ack", got)
+	}
+	// The gateway's own reads (at its connection, at its stream's
+	// opening) are answered before the change: only the stream tells it.
+	for n := int32(0); n < 2; {
+		n = <-listed
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Added late."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
+		})
+	want := `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`
+	if got := stream.NextData(t); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	res := ep.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
+	if b, _ := json.Marshal(res["tools"]); !strings.Contains(string(b), `"name":"sdk_late"`) {
+		t.Errorf("the gateway lists %s", b)
 	}
 }
