@@ -104,7 +104,7 @@ func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.To
 	if key == "" {
 		return ctx, s.invalidToken("") // a principal that names neither would bind as nobody
 	}
-	id := &caller.Identity{Subject: key, Client: p.ClientID, Scopes: p.Scopes, Token: bearer(r)}
+	id := &caller.Identity{Subject: key, Client: p.ClientID, Scopes: p.Scopes, Token: bearer(r), Expiry: p.Expiry}
 	if need := s.need(tool); !id.Grants(need) {
 		return s.lacking(ctx, p, id, need)
 	}

@@ -1,6 +1,9 @@
 package caller
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Identity is the caller as the authentication stage established it: what
 // the server itself reads, the caller's key and the scopes granted to it,
@@ -25,6 +28,10 @@ type Identity struct {
 	// is the subject token of an RFC 8693 exchange for an upstream
 	// (package upstream); it is never sent anywhere as it is.
 	Token string
+	// Expiry is when the credential stops being valid
+	// (wymcp.Principal.Expiry); zero when unknown. A listen stream ends
+	// at it (docs/design.md §5a).
+	Expiry time.Time
 }
 
 type identityKey struct{}

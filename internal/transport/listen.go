@@ -233,7 +233,16 @@ func (h *Handler) serveListen(ctx context.Context, w http.ResponseWriter, r *htt
 		// keep-alives and, at a drain, its result.
 		changed = nil
 	}
-	h.stream(ctx, w, st, id, frames, changed)
+	// A stream outlives no credential: it ends, with its result, when
+	// the caller's token expires, and the client listens again with a
+	// fresh one (whose scopes may differ).
+	var expiry <-chan time.Time
+	if c := caller.IdentityFrom(ctx); c != nil && !c.Expiry.IsZero() {
+		t := time.NewTimer(time.Until(c.Expiry))
+		defer t.Stop()
+		expiry = t.C
+	}
+	h.stream(ctx, w, st, id, frames, changed, expiry)
 	op.End(context.WithoutCancel(ctx), 0, false)
 }
 
@@ -249,7 +258,7 @@ func listenCharge(f wire.ListenFrames) int64 {
 // when quiet, and the result when the server ends it. It returns when the
 // stream ends: the server ended it, the client left, or a frame could not
 // be written in time.
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, st *listenStream, id wire.ID, frames wire.ListenFrames, changed <-chan struct{}) {
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, st *listenStream, id wire.ID, frames wire.ListenFrames, changed <-chan struct{}, expiry <-chan time.Time) {
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"text/event-stream"}
 	// As startSSE's: no proxy may buffer or transform the stream.
@@ -279,18 +288,13 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, st *listenS
 		select {
 		case <-ctx.Done():
 			return // the client left: no result (an abrupt end)
+		case <-expiry:
+			// As at a drain, but the connection stays open: the client
+			// listens again here, with a fresh token.
+			h.endListen(w, rc, id, frames, tell)
+			return
 		case <-st.end:
-			// A change not told yet is told first: the result is the
-			// stream's last word.
-			select {
-			case <-tell:
-				if h.listenFrame(w, rc, func(w io.Writer) { writeEvent(w, frames.ToolsChanged) }) != nil {
-					return
-				}
-			default:
-			}
-			e := envelope{id: id.JSON(), body: frames.Result}
-			_ = h.listenFrame(w, rc, e.writeSSE)
+			h.endListen(w, rc, id, frames, tell)
 			return
 		case <-tell:
 			err = h.listenFrame(w, rc, func(w io.Writer) { writeEvent(w, frames.ToolsChanged) })
@@ -312,6 +316,20 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, st *listenS
 		}
 		idle.Reset(keepAlive)
 	}
+}
+
+// endListen ends a stream gracefully: a change not told yet is told
+// first, then the result, the stream's last word.
+func (h *Handler) endListen(w http.ResponseWriter, rc *http.ResponseController, id wire.ID, frames wire.ListenFrames, tell <-chan struct{}) {
+	select {
+	case <-tell:
+		if h.listenFrame(w, rc, func(w io.Writer) { writeEvent(w, frames.ToolsChanged) }) != nil {
+			return
+		}
+	default:
+	}
+	e := envelope{id: id.JSON(), body: frames.Result}
+	_ = h.listenFrame(w, rc, e.writeSSE)
 }
 
 // writeEvent writes msg as one SSE message event.

@@ -1,0 +1,50 @@
+package wymcp_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/internal/mcptest"
+)
+
+// TestListenEndsAtTokenExpiry: a listen stream outlives no credential: at
+// the caller's token's expiry it ends with its graceful result (a change
+// not yet told first), and the client listens again with a fresh token.
+// A token without an expiry keeps its stream.
+func TestListenEndsAtTokenExpiry(t *testing.T) {
+	t.Parallel()
+	expiry := time.Now().Add(300 * time.Millisecond)
+	auth := func(_ context.Context, r *http.Request) (*wymcp.Principal, error) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer brief":
+			return &wymcp.Principal{Subject: "brief", Scopes: []string{"mcp"}, Expiry: expiry}, nil
+		case "Bearer lasting":
+			return &wymcp.Principal{Subject: "lasting", Scopes: []string{"mcp"}}, nil
+		}
+		return nil, &wymcp.AuthError{Code: wymcp.AuthNoToken}
+	}
+	srv, err := wymcp.New(listenInfo, &wymcp.Options{
+		ToolsChange: true,
+		Auth:        &wymcp.AuthOptions{Authenticator: wymcp.AuthenticatorFunc(auth), ResourceMetadata: testMetadata},
+	}, generation(t, 1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := mcptest.Serve(t, srv, listenInfo)
+	lasting := openListen(t, ep, bearer(listen("1", `{"toolsListChanged":true}`), "lasting"), "1", `{"toolsListChanged":true}`)
+	brief := openListen(t, ep, bearer(listen("2", `{"toolsListChanged":true}`), "brief"), "2", `{"toolsListChanged":true}`)
+	expectEnd(t, brief, "2")
+	if time.Now().Before(expiry) {
+		t.Errorf("the stream ended before its token expired")
+	}
+	// The lasting stream is still open: it is told of the next change.
+	if err := srv.SetTools(generation(t, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	if got := lasting.NextData(t); got != changedOf("1") {
+		t.Fatalf("the stream without an expiry: %s, want %s", got, changedOf("1"))
+	}
+}
