@@ -2,12 +2,14 @@ package wymcp_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // Options.UnknownTool and Server.SetCacheTTL: what a gateway needs to keep
@@ -106,4 +108,57 @@ func TestSetCacheTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectEnd(t, s, "5")
+}
+
+// TestUnknownToolHookAfterAuth: with auth, the hook is asked only for a
+// caller the server answers (a request without a token is refused first,
+// its hook never asked), and a tool it finds is authorized as any: hidden
+// from a caller without its scope (answered as unknown, byte for byte),
+// served to one with it.
+func TestUnknownToolHookAfterAuth(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		asked int
+		srv   *wymcp.Server
+	)
+	secret := tools.Must(tools.New("secret", "Needs admin.", func(context.Context, struct{}) (string, error) { return "s", nil }, tools.WithScopes("admin")))
+	hook := func(_ context.Context, name string) bool {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		if name != "secret" {
+			return false
+		}
+		if err := srv.SetTools(append(generation(t, 1), secret)...); err != nil {
+			t.Error(err)
+		}
+		return true
+	}
+	var err error
+	srv, err = wymcp.New(listenInfo, &wymcp.Options{
+		UnknownTool: hook,
+		Auth:        &wymcp.AuthOptions{Authenticator: wymcp.AuthenticatorFunc(fakeAuthenticator), ResourceMetadata: testMetadata, RequiredScopes: []string{"mcp"}},
+	}, generation(t, 1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := mcptest.Serve(t, srv, listenInfo)
+	ep.Send(t, mcptest.ToolCall("secret", `{}`)).ExpectError(t, 401, -32600, "1")
+	mu.Lock()
+	if asked != 0 {
+		t.Errorf("the hook was asked %d times for a request without a token", asked)
+	}
+	mu.Unlock()
+	unknown := ep.Send(t, bearer(mcptest.ToolCall("nothing", `{}`), "reader"))
+	unknown.ExpectError(t, 200, -32602, "1")
+	hidden := ep.Send(t, bearer(mcptest.ToolCall("secret", `{}`), "reader"))
+	hidden.ExpectError(t, 200, -32602, "1")
+	if want := strings.ReplaceAll(string(unknown.Raw), "nothing", "secret"); string(hidden.Raw) != want {
+		t.Errorf("a found tool the caller may not see: %s, want %s", hidden.Raw, want)
+	}
+	res := ep.Send(t, bearer(mcptest.ToolCall("secret", `{}`), "admin")).ExpectResult(t, "1")
+	if res["isError"] == true {
+		t.Errorf("secret for admin: %v", res)
+	}
 }

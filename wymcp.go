@@ -204,10 +204,12 @@ type Options struct {
 	// again (docs/design.md §10e). It returns once the set has been
 	// replaced (SetTools) or the wait is over, and reports whether the
 	// set may now hold the name, which is then looked up once more; a
-	// tool found is served, otherwise the call is answered as unknown, as
-	// without it. It runs on the request's goroutine before auth, holds no
-	// in-flight place, and must bound its own wait and rate (ctx is the
-	// request's). Calls of known tools never reach it.
+	// tool found is authorized as any (its scopes) and served, otherwise
+	// the call is answered as unknown, as without it. It is asked past
+	// auth (a request auth refuses never reaches it), on the request's
+	// goroutine, holding no in-flight place, and must bound its own wait
+	// and rate (ctx is the request's). Calls of known tools, and of tools
+	// auth hides from the caller, never reach it.
 	UnknownTool func(ctx context.Context, name string) bool
 }
 

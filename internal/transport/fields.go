@@ -27,15 +27,26 @@ func (h *Handler) resolveTool(req *wire.Request) toolRef {
 	return toolRef{tool: tool, name: name, ok: ok}
 }
 
-// resolveAgain asks the embedder's hook about a call's name the set
-// lacks (wymcp.Options.UnknownTool: a gateway that may lag another
-// replica reads its upstreams again), and looks the name up once more
-// when the hook says the set may now hold it.
-func (h *Handler) resolveAgain(ctx context.Context, req *wire.Request, ref toolRef) toolRef {
-	if h.unknown(ctx, ref.name) {
-		return h.resolveTool(req)
+// resolveLate asks the embedder's hook about a call's name the set
+// lacked (wymcp.Options.UnknownTool: a gateway that may lag another
+// replica reads its upstreams again), past auth, so that only a caller
+// the server answers can make it wait or read; when the hook says the set
+// may now hold the name, it is looked up once more, and a tool found is
+// authorized as at stage 3 (its scopes, or hidden from a caller without
+// them). Its results are authenticate's.
+func (h *Handler) resolveLate(ctx context.Context, r *http.Request, req *wire.Request, ref *toolRef, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
+	if !h.unknown(ctx, ref.name) {
+		return ctx, nil, false
 	}
-	return ref
+	again := h.resolveTool(req)
+	if again.tool == nil {
+		return ctx, nil, false
+	}
+	*ref = again
+	if h.auth == nil {
+		return ctx, nil, false
+	}
+	return h.authenticate(ctx, r, ref, op)
 }
 
 // checkFields is stage 5 past the body (docs/design.md §3), in

@@ -213,14 +213,25 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 	op := &x.op
 	ctx := h.obs.Start(r.Context(), op, r, &msg, meta)
 	ref := h.resolveTool(req)
-	if ref.tool == nil && ref.ok && h.unknown != nil {
-		ref = h.resolveAgain(ctx, req, ref)
-	}
+	// A name the set lacks (not one auth hides) is asked about once the
+	// caller is known: the embedder may find it (resolveAgain).
+	askUnknown := ref.tool == nil && ref.ok && h.unknown != nil
 	// Stage 3: auth, when the server has an authenticator.
 	if h.auth != nil {
 		var rej *rejection
 		var gone bool
 		if ctx, rej, gone = h.authenticate(ctx, r, &ref, op); gone {
+			op.End(context.WithoutCancel(ctx), 0, false)
+			return
+		} else if rej != nil {
+			h.writeRejection(w, r, op, id, rej)
+			return
+		}
+	}
+	if askUnknown {
+		var rej *rejection
+		var gone bool
+		if ctx, rej, gone = h.resolveLate(ctx, r, req, &ref, op); gone {
 			op.End(context.WithoutCancel(ctx), 0, false)
 			return
 		} else if rej != nil {
