@@ -8,6 +8,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/tools"
 )
 
 // TestListenEndsAtTokenExpiry: a listen stream outlives no credential: at
@@ -46,5 +47,30 @@ func TestListenEndsAtTokenExpiry(t *testing.T) {
 	}
 	if got := lasting.NextData(t); got != changedOf("1") {
 		t.Fatalf("the stream without an expiry: %s, want %s", got, changedOf("1"))
+	}
+}
+
+// TestListenScopedChangeToldToAll: a change of a tool a listener cannot
+// see (a scope it lacks) is told to it too, by the same frame as to any:
+// list_changed names no tool, so it leaks only that the list may have
+// changed, and no per-caller list is built to decide (docs/design.md §5a,
+// §10e).
+func TestListenScopedChangeToldToAll(t *testing.T) {
+	t.Parallel()
+	srv, err := wymcp.New(listenInfo, &wymcp.Options{
+		ToolsChange: true,
+		Auth:        &wymcp.AuthOptions{Authenticator: wymcp.AuthenticatorFunc(fakeAuthenticator), ResourceMetadata: testMetadata, RequiredScopes: []string{"mcp"}},
+	}, generation(t, 1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := mcptest.Serve(t, srv, listenInfo)
+	reader := openListen(t, ep, bearer(listen("1", `{"toolsListChanged":true}`), "reader"), "1", `{"toolsListChanged":true}`)
+	admin := tools.Must(tools.New("admin_only", "Needs admin.", func(context.Context, struct{}) (string, error) { return "", nil }, tools.WithScopes("admin")))
+	if err := srv.SetTools(append(generation(t, 1), admin)...); err != nil {
+		t.Fatal(err)
+	}
+	if got := reader.NextData(t); got != changedOf("1") {
+		t.Fatalf("the reader's stream: %s, want %s", got, changedOf("1"))
 	}
 }
