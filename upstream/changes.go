@@ -29,6 +29,11 @@ const (
 	maxReopen   = 30 * time.Second
 )
 
+// kickGap is the least time between two reads a change stream asks for:
+// a burst of notifications is read once or twice, and a change is still
+// served within a second.
+const kickGap = 250 * time.Millisecond
+
 // errNoStream is an upstream that offers no change stream after all (a
 // 2025 one that answers its GET 405): Watch polls alone.
 var errNoStream = errors.New("the upstream offers no change stream")

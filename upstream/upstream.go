@@ -268,6 +268,7 @@ func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
 			u.follow(ctx, kick)
 		}()
 	}
+	var told time.Time
 	for {
 		wait := u.RefreshInterval()
 		timer := time.NewTimer(wait)
@@ -278,6 +279,16 @@ func (u *Upstream) Watch(ctx context.Context, changed func([]*tools.Tool)) {
 		case <-timer.C:
 		case <-kick:
 			timer.Stop()
+			// An upstream that tells of changes without end costs itself
+			// a read per kickGap, no more.
+			if d := kickGap - time.Since(told); d > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(d):
+				}
+			}
+			told = time.Now()
 		}
 		ok, err := u.Refresh(ctx)
 		if err != nil {
