@@ -11,6 +11,7 @@ import (
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/gateway"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/tools"
 	"github.com/wymcp/wymcp/upstream"
 )
 
@@ -137,8 +138,8 @@ func TestListTTL(t *testing.T) {
 		ups    []upstream.Options
 		ttlMs  float64
 	}{
-		{"no upstream", wymcp.Options{}, nil, 300_000},
-		{"no upstream, configured", wymcp.Options{CacheTTL: 90 * time.Second}, nil, 90_000},
+		{"no upstream", wymcp.Options{ToolsChange: true}, nil, 300_000},
+		{"no upstream, configured", wymcp.Options{ToolsChange: true, CacheTTL: 90 * time.Second}, nil, 90_000},
 		{"refresh", wymcp.Options{}, []upstream.Options{refreshed(fast.up("f", "f_"), 7*time.Second)}, 7_000},
 		{"upstream ttlMs, at least a second", wymcp.Options{}, []upstream.Options{fast.up("f", "f_")}, 1_000},
 		{"upstream ttlMs", wymcp.Options{}, []upstream.Options{slowUp}, 3_000},
@@ -161,13 +162,26 @@ func TestListTTL(t *testing.T) {
 		})
 	}
 
+	// A fixed set (no upstream, no ToolsChange) advertises nothing and
+	// serves no listen, as a plain server.
+	_, fixedURL := open(t, gateway.Options{Tools: []*tools.Tool{says("local", "l")}})
+	fixed := endpoint(fixedURL, "", info.Name)
+	if caps := discoverCaps(t, fixed); caps != `{"tools":{}}` {
+		t.Errorf("a fixed set advertises %s", caps)
+	}
+	fixed.Send(t, listenReq("1")).ExpectError(t, 404, -32601, "1")
+	res := fixed.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
+	if res["ttlMs"] != float64(300_000) {
+		t.Errorf("a fixed set: ttlMs %v, want 300000", res["ttlMs"])
+	}
+
 	// A reload that removes the upstreams gives the configured ttlMs back.
 	g, url := open(t, gateway.Options{Upstreams: []upstream.Options{slowUp}})
 	ep := endpoint(url, "", info.Name)
 	if err := g.Reload(t.Context(), gateway.Update{}); err != nil {
 		t.Fatal(err)
 	}
-	res := ep.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
+	res = ep.Send(t, mcptest.Call("tools/list", "")).ExpectResult(t, "1")
 	if res["ttlMs"] != float64(300_000) {
 		t.Errorf("after the reload: ttlMs %v, want 300000", res["ttlMs"])
 	}

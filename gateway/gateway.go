@@ -47,7 +47,11 @@ type Options struct {
 	// refused by another, as a foreign one is; the derived keys are the
 	// same on every replica given the same ring. Without Views, the one
 	// view uses StateKeys as given, so that its states open on a plain
-	// wymcp.Server with the same ring (a rolling upgrade). Logger, TracerProvider and
+	// wymcp.Server with the same ring (a rolling upgrade). With Upstreams,
+	// every view serves subscriptions/listen (ToolsChange is set: their
+	// tools change as they come); without them the set changes only by a
+	// Reload, and ToolsChange says whether the embedder will make one (a
+	// view built without it never serves listen). Logger, TracerProvider and
 	// MeterProvider serve the gateway's own logs and metrics too, and the
 	// upstreams' where their Options leave them nil.
 	Server wymcp.Options
@@ -297,9 +301,10 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 		if len(opts.Views) > 0 {
 			so.StateKeys = viewKeys(ring, v.Path)
 		}
-		// A Reload can change any view's set, and an upstream's tools
-		// change as they come: every view serves listen (fresh.go).
-		so.ToolsChange = true
+		// An upstream's tools change as they come: every view serves
+		// listen (fresh.go). Without upstreams the set changes only by a
+		// Reload, which the embedder says it will make with ToolsChange.
+		so.ToolsChange = so.ToolsChange || len(opts.Upstreams) > 0
 		w := &view{path: v.Path, patterns: slices.Clone(v.Tools), ttl: g.cacheTTL}
 		so.UnknownTool = func(ctx context.Context, name string) bool { return g.unknown(ctx, w, name) }
 		picked := pick(ts, v.Tools)

@@ -403,6 +403,10 @@ func serve(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	// New connects before anything is served: "listening" means their
 	// tools are served. Their CLIENT spans and hop metrics go where the
 	// server's telemetry goes.
+	if c.upstreams != nil {
+		// A SIGHUP may change the set, even of a file without upstreams.
+		c.opts.ToolsChange = true
+	}
 	opts := gateway.Options{
 		Info:      protocol.Implementation{Name: c.serverName(), Version: c.version},
 		Server:    c.opts,
