@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/internal/actors"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/reqstate"
@@ -211,6 +212,12 @@ type Options struct {
 	// and rate (ctx is the request's). Calls of known tools, and of tools
 	// auth hides from the caller, never reach it.
 	UnknownTool func(ctx context.Context, name string) bool
+	// Limiter counts the calls of the tools' rate limits
+	// (tools.WithRateLimit; an upstream's or a view's, package gateway),
+	// per caller (docs/design.md §11); nil means access.NewLimiter(0), which
+	// counts in this process only. A server whose tools have no limit never
+	// calls it.
+	Limiter access.Limiter
 }
 
 // Server is an MCP endpoint. It is an http.Handler, safe for concurrent use.
@@ -383,6 +390,7 @@ func (o *Options) resolve(info protocol.Implementation, set *toolrun.Set) (cfg *
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Access = newAccessStage(o.Limiter, cfg.Logger)
 	if o.Auth != nil {
 		if cfg.Auth, stage, err = o.Auth.resolve(set); err != nil {
 			return nil, nil, err

@@ -44,16 +44,17 @@ func (g *Gateway) compose(ups []*live) (ts []*tools.Tool, left []conflict) {
 }
 
 // publish serves the tools of ups through every view, each picking its
-// own by patterns (one per view); g.mu is held. A view whose tools are
+// own by its selection (sels: one per view); g.mu is held. A view whose tools are
 // the same keeps its set (and its clients' cursors). It applies whole or
 // not at all: if a view refuses its new set, the views already changed
 // get their old one back, and the error names the view.
-func (g *Gateway) publish(ups []*live, patterns [][]string) error {
+func (g *Gateway) publish(ups []*live, sels []selection) error {
 	ts, left := g.compose(ups)
 	sets := make([][]*tools.Tool, len(g.views))
+	made := make([]map[*tools.Tool]*tools.Tool, len(g.views))
 	var changed []*view
 	for i, v := range g.views {
-		sets[i] = pick(ts, patterns[i])
+		sets[i], made[i] = pick(ts, sels[i], v.path, v.guarded, v.sel.sameGuard(sels[i]))
 		if slices.Equal(sets[i], v.tools) {
 			continue
 		}
@@ -69,7 +70,7 @@ func (g *Gateway) publish(ups []*live, patterns [][]string) error {
 		changed = append(changed, v)
 	}
 	for i, v := range g.views {
-		v.tools, v.patterns = sets[i], patterns[i]
+		v.tools, v.sel, v.guarded = sets[i], sels[i], made[i]
 	}
 	g.serving = len(ts)
 	g.noteConflicts(left)
@@ -77,11 +78,11 @@ func (g *Gateway) publish(ups []*live, patterns [][]string) error {
 	return nil
 }
 
-// patterns are the views' patterns now; g.mu is held.
-func (g *Gateway) patterns() [][]string {
-	ps := make([][]string, len(g.views))
+// selections are the views' selections now; g.mu is held.
+func (g *Gateway) selections() []selection {
+	ps := make([]selection, len(g.views))
 	for i, v := range g.views {
-		ps[i] = v.patterns
+		ps[i] = v.sel
 	}
 	return ps
 }

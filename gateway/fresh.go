@@ -96,7 +96,7 @@ func (g *Gateway) unknown(ctx context.Context, v *view, name string) bool {
 	defer cancel()
 	var waits []chan struct{}
 	g.mu.Lock()
-	if g.closed || !picks(v.patterns, name) {
+	if g.closed || !picks(v.sel.patterns, name) {
 		g.mu.Unlock()
 		return false
 	}

@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 	"github.com/wymcp/wymcp/upstream"
@@ -86,6 +87,16 @@ type View struct {
 	// Authenticator checks that tokens name the view's audience); nil
 	// means Options.Server.Auth.
 	Auth *wymcp.AuthOptions
+	// Allow, when set, decides who may see and call each tool of the
+	// view, beside the tool's own rules and its upstream's (all must
+	// allow; docs/design.md §11): a tool it denies a caller is left out of
+	// that caller's tools/list, and the call of it is answered as the call
+	// of a tool the view does not have. RateLimit bounds the calls per
+	// caller of all the view's tools together; the zero Limit is none.
+	// Both are counted and asked per view: one tool served by two views
+	// has each view's.
+	Allow     access.Rule
+	RateLimit access.Limit
 }
 
 // Gateway serves the composed tools through its views. It is an
@@ -238,8 +249,19 @@ func checkViews(vs []View) ([]View, error) {
 		if err := checkPatterns(i, v.Tools); err != nil {
 			return nil, err
 		}
+		if err := checkGuard(i, v); err != nil {
+			return nil, err
+		}
 	}
 	return vs, nil
+}
+
+// checkGuard refuses a RateLimit of Views[i] that could not be counted.
+func checkGuard(i int, v View) error {
+	if err := v.RateLimit.Validate(); err != nil {
+		return &OptionError{fmt.Sprintf("Views[%d].RateLimit", i), err.Error()}
+	}
+	return nil
 }
 
 // pathChars are those of a view's path.
@@ -289,6 +311,7 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 	if err != nil {
 		return err
 	}
+	var limiter access.Limiter
 	for _, v := range vs {
 		info := opts.Info
 		if v.Name != "" {
@@ -305,9 +328,17 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 		// listen (fresh.go). Without upstreams the set changes only by a
 		// Reload, which the embedder says it will make with ToolsChange.
 		so.ToolsChange = so.ToolsChange || len(opts.Upstreams) > 0
-		w := &view{path: v.Path, patterns: slices.Clone(v.Tools), ttl: g.cacheTTL}
+		if so.Limiter == nil {
+			// One for every view: an upstream's limit counts its calls
+			// through any view alike.
+			if limiter == nil {
+				limiter = access.NewLimiter(0)
+			}
+			so.Limiter = limiter
+		}
+		w := &view{path: v.Path, sel: selectionOf(v), ttl: g.cacheTTL}
 		so.UnknownTool = func(ctx context.Context, name string) bool { return g.unknown(ctx, w, name) }
-		picked := pick(ts, v.Tools)
+		picked, guarded := pick(ts, w.sel, v.Path, nil, false)
 		srv, err := wymcp.New(info, &so, picked...)
 		if err != nil {
 			for _, w := range g.views {
@@ -318,7 +349,7 @@ func (g *Gateway) build(opts Options, vs []View, ts []*tools.Tool) error {
 			}
 			return err
 		}
-		w.srv, w.tools, w.ready = srv, picked, srv.ReadinessHandler()
+		w.srv, w.tools, w.guarded, w.ready = srv, picked, guarded, srv.ReadinessHandler()
 		g.views = append(g.views, w)
 		if v.Path == "" {
 			g.single = srv

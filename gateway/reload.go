@@ -26,10 +26,10 @@ type Update struct {
 	// by field, Credentials, HTTPClient, Logger and the providers by
 	// identity.
 	Same func(current, next upstream.Options) bool
-	// Views, when not nil, replace the views' Tools patterns: one per
-	// view of Options.Views, the same paths in the same order (a view is
-	// added or removed by building a new Gateway; Name and Auth are not
-	// read). Nil keeps them.
+	// Views, when not nil, replace the views' Tools patterns, Allow and
+	// RateLimit: one per view of Options.Views, the same paths in the
+	// same order (a view is added or removed by building a new Gateway;
+	// Name and Auth are not read). Nil keeps them.
 	Views []View
 }
 
@@ -53,14 +53,14 @@ func (g *Gateway) Reload(ctx context.Context, u Update) error {
 	g.reloading.Lock()
 	defer g.reloading.Unlock()
 	g.mu.Lock()
-	closed, current, patterns := g.closed, g.ups, g.patterns()
+	closed, current, sels := g.closed, g.ups, g.selections()
 	g.mu.Unlock()
 	if closed {
 		return ErrClosed
 	}
 	if u.Views != nil {
 		var err error
-		if patterns, err = g.newPatterns(u.Views); err != nil {
+		if sels, err = g.newSelections(u.Views); err != nil {
 			return err
 		}
 	}
@@ -125,7 +125,7 @@ func (g *Gateway) Reload(ctx context.Context, u Update) error {
 		closeAll(connected)
 		return ErrClosed
 	}
-	if err := g.publish(next, patterns); err != nil {
+	if err := g.publish(next, sels); err != nil {
 		g.mu.Unlock()
 		closeAll(connected)
 		return err
@@ -154,13 +154,13 @@ func (g *Gateway) Reload(ctx context.Context, u Update) error {
 	return nil
 }
 
-// newPatterns checks an Update's views against the gateway's and returns
-// their patterns.
-func (g *Gateway) newPatterns(vs []View) ([][]string, error) {
+// newSelections checks an Update's views against the gateway's and
+// returns their selections.
+func (g *Gateway) newSelections(vs []View) ([]selection, error) {
 	if len(vs) != len(g.views) {
 		return nil, fmt.Errorf("gateway: the update has %d views, the gateway %d: views are added or removed by a new Gateway", len(vs), len(g.views))
 	}
-	out := make([][]string, len(vs))
+	out := make([]selection, len(vs))
 	for i, v := range vs {
 		if v.Path != g.views[i].path {
 			return nil, fmt.Errorf("gateway: the update's Views[%d] is %q, the gateway's %q: views are added, removed or moved by a new Gateway", i, v.Path, g.views[i].path)
@@ -168,7 +168,10 @@ func (g *Gateway) newPatterns(vs []View) ([][]string, error) {
 		if err := checkPatterns(i, v.Tools); err != nil {
 			return nil, err
 		}
-		out[i] = slices.Clone(v.Tools)
+		if err := checkGuard(i, v); err != nil {
+			return nil, err
+		}
+		out[i] = selectionOf(v)
 	}
 	return out, nil
 }

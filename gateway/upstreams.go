@@ -167,7 +167,7 @@ func (g *Gateway) connected(l *live, u *upstream.Upstream) {
 	next := slices.Clone(g.ups)
 	c := &live{o: l.o, u: u}
 	next[i] = c
-	if err := g.publish(next, g.patterns()); err != nil {
+	if err := g.publish(next, g.selections()); err != nil {
 		go u.Close()
 		g.logger.Error("upstream connected, but its tools cannot be served; it stays pending until a reload", "upstream", l.o.Name, "err", err.Error())
 		return
@@ -194,7 +194,7 @@ func (g *Gateway) changed(u *upstream.Upstream, name string, n int) {
 	if g.closed || !slices.ContainsFunc(g.ups, func(l *live) bool { return l.u == u }) {
 		return // removed meanwhile
 	}
-	if err := g.publish(g.ups, g.patterns()); err != nil {
+	if err := g.publish(g.ups, g.selections()); err != nil {
 		g.logger.Error("upstream tools changed, but the new set cannot be served; the served tools stay as they were",
 			"upstream", name, "err", err.Error())
 		return

@@ -8,10 +8,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/wymcp/wymcp"
+	"github.com/wymcp/wymcp/access"
+	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/tools"
 )
 
@@ -21,28 +24,66 @@ type view struct {
 	srv  *wymcp.Server
 	// ready is srv's readiness endpoint.
 	ready http.Handler
-	// patterns and tools change on a reload or an upstream's change,
-	// under the Gateway's mu.
-	patterns []string
-	tools    []*tools.Tool
+	// sel, tools and guarded change on a reload or an upstream's change,
+	// under the Gateway's mu. guarded maps each served tool the view
+	// picks to the copy it serves with the view's guard, so that a set
+	// rebuilt from the same tools is the same set (publish compares them)
+	// while the guard is the same.
+	sel     selection
+	tools   []*tools.Tool
+	guarded map[*tools.Tool]*tools.Tool
 	// ttl is the ttlMs its tools/list answers, under the Gateway's mu
 	// (fresh.go).
 	ttl time.Duration
 }
 
-// pick returns the tools of ts whose names match a pattern, in ts' order;
-// no pattern picks them all.
-func pick(ts []*tools.Tool, patterns []string) []*tools.Tool {
-	if len(patterns) == 0 {
-		return ts
-	}
-	out := make([]*tools.Tool, 0, len(ts))
-	for _, t := range ts {
-		if picks(patterns, t.Name()) {
-			out = append(out, t)
+// selection is what a view serves of the served tools: those its patterns
+// pick, each guarded by the view's rule and limit (docs/design.md §11).
+type selection struct {
+	patterns []string
+	allow    access.Rule
+	limit    access.Limit
+}
+
+// selectionOf returns v's selection.
+func selectionOf(v View) selection {
+	return selection{patterns: slices.Clone(v.Tools), allow: v.Allow, limit: v.RateLimit}
+}
+
+// sameGuard reports whether a and b guard alike: the same rule (by
+// identity) and limit.
+func (a selection) sameGuard(b selection) bool {
+	return sameObject(a.allow, b.allow) && a.limit == b.limit
+}
+
+// pick returns the tools of ts whose names match a pattern of sel, in ts'
+// order (no pattern picks them all), guarded by sel's rule and limit with
+// the view at path's key; and the copies made so, by tool. Copies in
+// cache, made for a guard like sel's, are reused when reuse is true.
+func pick(ts []*tools.Tool, sel selection, viewPath string, cache map[*tools.Tool]*tools.Tool, reuse bool) ([]*tools.Tool, map[*tools.Tool]*tools.Tool) {
+	out := ts
+	if len(sel.patterns) > 0 {
+		out = make([]*tools.Tool, 0, len(ts))
+		for _, t := range ts {
+			if picks(sel.patterns, t.Name()) {
+				out = append(out, t)
+			}
 		}
 	}
-	return out
+	if sel.allow == nil && sel.limit.IsZero() {
+		return out, nil
+	}
+	g := toolrun.Guard{Rule: sel.allow, Limit: sel.limit, Key: "view:" + viewPath}
+	guarded := make([]*tools.Tool, len(out))
+	made := make(map[*tools.Tool]*tools.Tool, len(out))
+	for i, t := range out {
+		c := cache[t]
+		if c == nil || !reuse {
+			c = toolrun.Wrap(toolrun.Guarded(toolrun.Of(t), "", g)).(*tools.Tool)
+		}
+		guarded[i], made[t] = c, c
+	}
+	return guarded, made
 }
 
 // keySize is the size of a requestState key (AES-256), which

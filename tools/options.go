@@ -3,6 +3,7 @@ package tools
 import (
 	"time"
 
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/internal/toolrun"
 	"github.com/wymcp/wymcp/protocol"
 )
@@ -80,3 +81,18 @@ func WithOutputSchema(schema []byte) Option { return Option{toolrun.WithOutputSc
 // tool set otherwise, since without one no caller could be granted a scope
 // and the tool would be unreachable.
 func WithScopes(scopes ...string) Option { return Option{toolrun.WithScopes(scopes...)} }
+
+// WithAllow makes rule decide who may see and call the tool
+// (docs/design.md §11), beside its scopes: a caller the rule denies does
+// not find the tool in its tools/list, and its call is answered as the
+// call of a tool the server does not have (-32602 "Unknown tool"), before
+// the tool runs. Package github.com/wymcp/wymcp/policy compiles rules from
+// CEL. The option may be given more than once: every rule must allow.
+func WithAllow(rule access.Rule) Option { return Option{toolrun.WithGuard(rule, access.Limit{})} }
+
+// WithRateLimit bounds the calls of the tool per caller (docs/design.md
+// §11): past l, a call is answered HTTP 429 with Retry-After before the
+// tool runs, while other callers go on. The calls are counted by the
+// server's wymcp.Options.Limiter. A limit with a count or an interval that
+// is not positive makes [New] fail.
+func WithRateLimit(l access.Limit) Option { return Option{toolrun.WithGuard(nil, l)} }

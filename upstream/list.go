@@ -313,6 +313,11 @@ func (c *client) build(l listed, served string, o Options) (*tools.Tool, error) 
 		return nil, err
 	}
 	r.headers = rt.HeaderParams()
+	// The tool's own rule and limit first, then the upstream's
+	// (docs/design.md §11); a limit's key is its place.
+	rt = toolrun.Guarded(rt, o.Name,
+		toolrun.Guard{Rule: ov.Allow, Limit: ov.RateLimit, Key: "tool:" + served},
+		toolrun.Guard{Rule: o.Allow, Limit: o.RateLimit, Key: "upstream:" + o.Name})
 	return toolrun.Wrap(rt).(*tools.Tool), nil
 }
 

@@ -34,6 +34,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -61,6 +62,13 @@ type Override struct {
 	// and these are the operator's. Retries (RetryIdempotent) trust the
 	// served hints, so these.
 	Annotations *protocol.ToolAnnotations
+	// Allow, when set, decides who may see and call this tool, beside the
+	// upstream's Allow (both must allow); RateLimit bounds this tool's
+	// calls per caller (docs/design.md §11). A tool a rule denies a caller
+	// is left out of its tools/list and its call answered as an unknown
+	// tool's.
+	Allow     access.Rule
+	RateLimit access.Limit
 }
 
 // Options configures one upstream. The zero value of every field but Name
@@ -91,6 +99,16 @@ type Options struct {
 	// upstream; ToolScopes adds scopes per tool, by the upstream's name.
 	Scopes     []string
 	ToolScopes map[string][]string
+	// Allow, when set, decides who may see and call each tool of the
+	// upstream (docs/design.md §11): a tool it denies a caller is left out
+	// of that caller's tools/list, and the caller's call of it is answered
+	// as the call of a tool the server does not have. Package
+	// github.com/wymcp/wymcp/policy compiles one from CEL.
+	Allow access.Rule
+	// RateLimit bounds the calls per caller of all the upstream's tools
+	// together (docs/design.md §11), counted by the serving
+	// wymcp.Options.Limiter; the zero Limit is none.
+	RateLimit access.Limit
 	// Credentials authenticate the gateway to the upstream; nil sends
 	// none.
 	Credentials Credentials

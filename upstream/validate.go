@@ -76,6 +76,9 @@ func (o *Options) Validate() error {
 			}
 		}
 	}
+	if err := o.RateLimit.Validate(); err != nil {
+		return bad("RateLimit", "%v", err)
+	}
 	if err := checkScopes("Scopes", o.Scopes); err != nil {
 		return err
 	}
@@ -103,10 +106,13 @@ func (o *Options) Validate() error {
 		switch {
 		case tool == "":
 			return bad(field, "names no tool")
-		case ov == (Override{}):
+		case ov.Name == "" && ov.Title == "" && ov.Description == "" && ov.Annotations == nil && ov.Allow == nil && ov.RateLimit.IsZero():
 			return bad(field, "changes nothing; leave it out")
 		case ov.Name != "" && !validName(ov.Name):
 			return bad(field+".Name", "%q must be 1 to 64 letters, digits, '_', '.' or '-'", ov.Name)
+		}
+		if err := ov.RateLimit.Validate(); err != nil {
+			return bad(field+".RateLimit", "%v", err)
 		}
 	}
 	for _, f := range []struct {

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
 	"github.com/wymcp/wymcp/internal/reqstate"
 	"github.com/wymcp/wymcp/internal/toolrun"
@@ -79,6 +78,8 @@ type listParams struct {
 	meta   wire.RawJSON
 	macKey []byte
 	secret []byte
+	// access asks the tools' rules (scopedlist.go).
+	access *config.Access
 }
 
 func precompute(cfg *config.Server) (*tables, error) {
@@ -126,6 +127,7 @@ func precompute(cfg *config.Server) (*tables, error) {
 		scope:  wire.CacheScopePublic,
 		meta:   meta,
 		secret: cfg.CursorSecret,
+		access: cfg.Access,
 	}
 	lists, err := t.buildLists(cfg.Tools)
 	if err != nil {
@@ -185,6 +187,12 @@ func listSum(encoded []byte, all []*toolrun.Tool) [sha256.Size]byte {
 		for _, s := range t.Scopes() {
 			d.Write([]byte(s))
 			d.Write([]byte{0})
+		}
+		for _, g := range t.Guards() {
+			if g.Rule != nil {
+				d.Write([]byte(ruleName(g.Rule)))
+				d.Write([]byte{0})
+			}
 		}
 		d.Write([]byte{1})
 	}
@@ -293,7 +301,7 @@ func (t *tables) listTools(c *Call) Reply {
 	}
 	l, scoped := lists.list, lists.scoped
 	if scoped != nil {
-		l = scoped.listing(caller.IdentityFrom(c.Ctx))
+		l = scoped.listing(c.Ctx)
 	}
 	page := 0
 	if c.Request.Cursor != nil {
@@ -430,4 +438,15 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// ruleName is what listSum knows a rule by: its text when it has one (a
+// policy rule's expression), else its type and value, so that a set whose
+// rules changed tells the listen streams (a set rebuilt with the same
+// rules may tell them once more than needed).
+func ruleName(r any) string {
+	if s, ok := r.(fmt.Stringer); ok {
+		return fmt.Sprintf("%T\x00%s", r, s.String())
+	}
+	return fmt.Sprintf("%T\x00%v", r, r)
 }

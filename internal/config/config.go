@@ -87,6 +87,29 @@ type Server struct {
 	// set lacks before the call is answered as unknown; true means look
 	// the name up again (wymcp.Options.UnknownTool).
 	UnknownTool func(ctx context.Context, name string) bool
+	// Access is the policy stage (docs/design.md §11); never nil. It is
+	// consulted only for tools that carry a rule or a limit
+	// (toolrun.Tool.HasRules, HasLimits).
+	Access *Access
+}
+
+// Access is the policy stage as the facade built it: it owns the types a
+// rule reads (the principal, package access); the transport and the
+// tools/list worker ask it, and write what follows.
+type Access struct {
+	// Allow reports whether the caller of ctx may call tool, a tool with
+	// rules, with args (as sent; nil when none). It never panics: a rule
+	// that fails denies, and is logged.
+	Allow func(ctx context.Context, tool *toolrun.Tool, args []byte) bool
+	// Visible returns, for the caller of ctx, whether it may see a tool
+	// with rules in its tools/list (the call decides what only the
+	// arguments can). The function is for one tools/list: it holds what
+	// the rules read of the caller, made once.
+	Visible func(ctx context.Context) func(tool *toolrun.Tool) bool
+	// Take counts one call of tool, a tool with limits, by the caller
+	// whose key who is, against each of its limits: false with the time
+	// until a call would be admitted when one is spent. It never panics.
+	Take func(ctx context.Context, tool *toolrun.Tool, who string) (ok bool, retryAfter time.Duration)
 }
 
 // Auth is the authentication stage (docs/design.md §3 stage 3) as the

@@ -30,6 +30,7 @@ type config struct {
 	scopes       []string
 	outputSchema []byte
 	hasOutput    bool
+	guards       []Guard
 	errs         []error
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/internal/jsonschema"
 	"github.com/wymcp/wymcp/internal/wire"
 	"github.com/wymcp/wymcp/protocol"
@@ -27,6 +28,14 @@ type Tool struct {
 	// forward, when set, makes the tool a forwarded one (forward.go): run,
 	// input and output are unused.
 	forward Forward
+
+	// guards are the rules and limits that apply (guard.go); upstream is
+	// the upstream a forwarded tool is served for, and info what a rule
+	// sees of the tool, made once by seal.
+	guards              []Guard
+	upstream            string
+	info                *access.Tool
+	hasRules, hasLimits bool
 
 	// fastInput and fastOutput decide "certainly valid" on the raw bytes
 	// without decoding (fastschema.go); nil when the schema has keywords
@@ -116,7 +125,9 @@ func build(name, description string, nilFn bool, inputSchema []byte, outputSchem
 		caps:     c.capabilities,
 		scopes:   c.scopes,
 		deadline: c.deadline,
+		guards:   c.guards,
 	}
+	t.seal()
 	if t.deadline == 0 {
 		t.deadline = DefaultDeadline
 	}

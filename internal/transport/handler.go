@@ -58,6 +58,9 @@ type Handler struct {
 	mu      sync.Mutex
 	drained chan struct{}
 
+	// access is the policy stage (access.go).
+	access *config.Access
+
 	// answers bounds the bytes of the answers held for their clients
 	// (answers.go).
 	answers *answerBudget
@@ -99,6 +102,7 @@ func New(cfg *config.Server, sys *actors.System, obs *telemetry.Observer) *Handl
 	for _, host := range cfg.AllowedHosts {
 		h.hosts[host] = true
 	}
+	h.access = cfg.Access
 	if cfg.Auth != nil {
 		h.auth = newAuthStage(cfg.Auth)
 		h.authReady = cfg.Auth.Ready
@@ -239,6 +243,9 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 			return
 		}
 	}
+	// Stage 3's policy: a tool whose rules deny the caller is hidden
+	// (access.go).
+	h.policy(ctx, req, &ref, op)
 	// A caller without auth is told apart by its address, which an
 	// upstream's tools need (docs/design.md §10b); other tools pay
 	// nothing for it.
@@ -278,6 +285,12 @@ func (h *Handler) serveBody(w http.ResponseWriter, r *http.Request, in *inbound)
 			return
 		}
 		h.writeRejection(w, r, op, id, methodNotFound(legacy))
+		return
+	}
+	// A call past its tool's rate limit is refused before it takes a
+	// place (access.go).
+	if rej := h.rateLimit(ctx, r, &ref); rej != nil {
+		h.writeRejection(w, r, op, id, rej)
 		return
 	}
 	// Stage 7: the method, within the in-flight bound.

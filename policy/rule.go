@@ -1,0 +1,201 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/interpreter"
+
+	"github.com/wymcp/wymcp/access"
+	"github.com/wymcp/wymcp/internal/strictjson"
+)
+
+// CostLimit bounds what one evaluation of a rule may cost, in CEL's cost
+// units (about one per operation, and one per element a comprehension or
+// a list search visits): far above what a rule over a token's claims
+// needs, far below what would hold a request for long.
+const CostLimit = 100_000
+
+// MaxExpressionSize bounds a rule's text, in code points.
+const MaxExpressionSize = 4096
+
+// Rule is a compiled CEL rule: an [access.Rule]. It is safe for concurrent
+// use.
+type Rule struct {
+	expr string
+	prg  cel.Program
+	// partial evaluates the rule with args unknown, for tools/list; nil
+	// when the rule does not read args.
+	partial cel.Program
+}
+
+var _ access.Rule = (*Rule)(nil)
+
+// env is the environment every rule is checked in: the variables of the
+// package documentation, and CEL's optional types (x.?y.orValue(z)).
+var env = func() *cel.Env {
+	e, err := cel.NewEnv(
+		cel.Variable("caller.sub", cel.StringType),
+		cel.Variable("caller.client_id", cel.StringType),
+		cel.Variable("caller.scopes", cel.ListType(cel.StringType)),
+		cel.Variable("caller.claims", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("caller.authenticated", cel.BoolType),
+		cel.Variable("tool.name", cel.StringType),
+		cel.Variable("tool.upstream", cel.StringType),
+		cel.Variable("tool.annotations", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
+		cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true),
+		cel.ParserExpressionSizeLimit(MaxExpressionSize),
+		cel.ParserRecursionLimit(100),
+	)
+	if err != nil {
+		panic(err) // the declarations above are fixed
+	}
+	return e
+}()
+
+// Compile parses and type-checks expr. The error names what is wrong and
+// where, on one line.
+func Compile(expr string) (*Rule, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, errors.New("empty expression")
+	}
+	checked, iss := env.Compile(expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, issueError(iss)
+	}
+	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("the expression is of type %s, not bool", t)
+	}
+	opts := []cel.ProgramOption{cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100)}
+	r := &Rule{expr: expr}
+	var err error
+	if r.prg, err = env.Program(checked, opts...); err != nil {
+		return nil, err
+	}
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name == "args" {
+			if r.partial, err = env.Program(checked, append(opts, cel.EvalOptions(cel.OptPartialEval))...); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return r, nil
+}
+
+// issueError is iss on one line: each error's column and message.
+func issueError(iss *cel.Issues) error {
+	var b strings.Builder
+	for i, e := range iss.Errors() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if col := e.Location.Column(); col >= 0 {
+			fmt.Fprintf(&b, "column %d: ", col+1)
+		}
+		b.WriteString(strings.Join(strings.Fields(e.Message), " "))
+	}
+	return errors.New(b.String())
+}
+
+// String returns the rule's expression.
+func (r *Rule) String() string { return r.expr }
+
+// Allow implements access.Rule: true when the expression is true. An
+// evaluation that fails, or is not a bool, denies with the error; a panic
+// inside cel-go is returned as one.
+func (r *Rule) Allow(ctx context.Context, req *access.Request) (ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok, err = false, fmt.Errorf("policy: the rule panicked: %v", v)
+		}
+	}()
+	a := &activation{req: req}
+	prg := r.prg
+	var in any = a
+	if req.Listing && r.partial != nil {
+		prg = r.partial
+		if in, err = cel.PartialVars(a, cel.AttributePattern("args")); err != nil {
+			return false, err
+		}
+	} else if len(req.Args) > 0 && r.partial != nil {
+		// Only a rule that reads args pays for decoding them.
+		if err := strictjson.Unmarshal(req.Args, &a.args); err != nil {
+			return false, fmt.Errorf("policy: the arguments are not a JSON object: %w", err)
+		}
+	}
+	out, _, err := prg.ContextEval(ctx, in)
+	if err != nil {
+		return false, fmt.Errorf("policy: %q: %w", r.expr, err)
+	}
+	if types.IsUnknown(out) {
+		return true, nil // decided by the call's arguments
+	}
+	b, isBool := out.Value().(bool)
+	if !isBool {
+		return false, fmt.Errorf("policy: %q is %s, not a bool", r.expr, out.Type())
+	}
+	return b, nil
+}
+
+// empty stands for a map the request does not have (no claims, no
+// arguments): read only.
+var empty = map[string]any{}
+
+// activation resolves the variables from the request, each when the rule
+// reads it.
+type activation struct {
+	req  *access.Request
+	args map[string]any
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	c, t := a.req.Caller, a.req.Tool
+	switch name {
+	case "caller.sub":
+		if c == nil {
+			return "", true
+		}
+		return c.Subject, true
+	case "caller.client_id":
+		if c == nil {
+			return "", true
+		}
+		return c.ClientID, true
+	case "caller.scopes":
+		if c == nil || c.Scopes == nil {
+			return []string{}, true
+		}
+		return c.Scopes, true
+	case "caller.claims":
+		if c == nil || c.Claims == nil {
+			return empty, true
+		}
+		return c.Claims, true
+	case "caller.authenticated":
+		return c != nil, true
+	case "tool.name":
+		return t.Name, true
+	case "tool.upstream":
+		return t.Upstream, true
+	case "tool.annotations":
+		if t.Annotations == nil {
+			return empty, true
+		}
+		return t.Annotations, true
+	case "args":
+		if a.args == nil {
+			return empty, true
+		}
+		return a.args, true
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
