@@ -91,7 +91,9 @@ func TestPolicyList(t *testing.T) {
 		return !strings.Contains(string(req.Args), "prod"), nil
 	})
 	deploy := tools.Must(tools.NewRaw("deploy", "Deploys.", []byte(`{"type":"object"}`),
-		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("deployed"), nil },
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
+			return protocol.TextResult("deployed"), nil
+		},
 		tools.WithAllow(byArgs)))
 	e := newAuthServer(t, &wymcp.Options{PageSize: 1}, guardedVault(rootOnly), deploy)
 	list := func(token, cursor string) mcptest.Reply {
@@ -206,7 +208,9 @@ func TestRateLimitAnswer(t *testing.T) {
 	t.Parallel()
 	lim := &fixedLimiter{deny: map[string]bool{"tool:echo\x00sub:alice\x00": true}}
 	echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
-		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
+			return protocol.TextResult("ran"), nil
+		},
 		tools.WithRateLimit(access.Limit{Calls: 1, Per: time.Minute})))
 	opts := &wymcp.Options{Limiter: lim, Versions: allVersions}
 	opts.Auth = &wymcp.AuthOptions{Authenticator: wymcp.AuthenticatorFunc(fakeAuthenticator), ResourceMetadata: testMetadata, RequiredScopes: []string{"mcp"}}
@@ -251,7 +255,9 @@ func TestRateLimitAnswer(t *testing.T) {
 func TestRateLimitDefault(t *testing.T) {
 	t.Parallel()
 	echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
-		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
+			return protocol.TextResult("ran"), nil
+		},
 		tools.WithRateLimit(access.Limit{Calls: 2, Per: time.Hour})))
 	srv, err := wymcp.New(protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}, &wymcp.Options{Logger: slog.New(slog.DiscardHandler)}, echo)
 	if err != nil {

@@ -26,9 +26,9 @@
 // Expressions are parsed and type-checked by [Compile]: a name that is not
 // one of these, or an expression that is not a bool, is an error then,
 // not at a request. At a request a rule never panics the server and never
-// runs unbounded: its cost is limited ([CostLimit]) and its context's end
-// interrupts it, and an evaluation that fails (a claim the token does not
-// have, a cost past the limit) denies and is logged by the server.
+// runs unbounded: its cost is limited ([CostLimit]; see [MaxCallerSize]),
+// and an evaluation that fails (a claim the token does not have, a cost
+// past the limit) denies and is logged by the server.
 //
 // tools/list asks a rule without arguments: a rule whose answer depends on
 // args allows there (partial evaluation: the part it can decide without

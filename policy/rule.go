@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/wymcp/wymcp/access"
@@ -23,6 +26,35 @@ const CostLimit = 100_000
 // MaxExpressionSize bounds a rule's text, in code points.
 const MaxExpressionSize = 4096
 
+// MaxCallerSize is the size CEL's cost estimate takes for the caller's and
+// the tool's values (every string, list and map in them, claims
+// included): the largest credential package auth reads, an introspection
+// answer of 64 KiB, holds nothing larger (a JWT is at most 8 KiB). A rule
+// over them alone whose estimate is within CostLimit is evaluated without
+// counting its cost; one that reads the arguments, which are as large as
+// a request, always counts. An authenticator of an embedder's own whose
+// claims hold more than this may let such a rule run past CostLimit.
+const MaxCallerSize = 64 << 10
+
+// MaxEvalTime bounds the time of one evaluation of a rule whose cost is
+// counted as it runs (one that walks the claims or the arguments): past
+// it the evaluation is interrupted, and the rule denies.
+const MaxEvalTime = 20 * time.Millisecond
+
+// sizes is the cost estimate's knowledge of the variables' sizes.
+type sizes struct{}
+
+func (sizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	if p := n.Path(); len(p) > 0 && (strings.HasPrefix(p[0], "caller.") || strings.HasPrefix(p[0], "tool.")) {
+		return &checker.SizeEstimate{Min: 0, Max: MaxCallerSize}
+	}
+	return nil
+}
+
+func (sizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
+}
+
 // Rule is a compiled CEL rule: an [access.Rule]. It is safe for concurrent
 // use.
 type Rule struct {
@@ -31,6 +63,10 @@ type Rule struct {
 	// partial evaluates the rule with args unknown, for tools/list; nil
 	// when the rule does not read args.
 	partial cel.Program
+	// counted marks a rule whose cost is counted as it runs, and whose
+	// time is bounded (MaxEvalTime): cel-go's counting makes a long
+	// comprehension's evaluation grow faster than its cost.
+	counted bool
 }
 
 var _ access.Rule = (*Rule)(nil)
@@ -72,8 +108,15 @@ func Compile(expr string) (*Rule, error) {
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("the expression is of type %s, not bool", t)
 	}
-	opts := []cel.ProgramOption{cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100)}
+	// A rule whose worst cost is known to be within the limit runs
+	// without counting it: counting costs more than such a rule's whole
+	// evaluation. Any other rule counts, and stops at the limit.
+	var opts []cel.ProgramOption
 	r := &Rule{expr: expr}
+	if est, err := env.EstimateCost(checked, sizes{}); err != nil || est.Max > CostLimit {
+		opts = append(opts, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(64))
+		r.counted = true
+	}
 	var err error
 	if r.prg, err = env.Program(checked, opts...); err != nil {
 		return nil, err
@@ -130,7 +173,14 @@ func (r *Rule) Allow(ctx context.Context, req *access.Request) (ok bool, err err
 			return false, fmt.Errorf("policy: the arguments are not a JSON object: %w", err)
 		}
 	}
-	out, _, err := prg.ContextEval(ctx, in)
+	var out ref.Val
+	if r.counted {
+		ctx, cancel := context.WithTimeout(ctx, MaxEvalTime)
+		out, _, err = prg.ContextEval(ctx, in)
+		cancel()
+	} else {
+		out, _, err = prg.Eval(in)
+	}
 	if err != nil {
 		return false, fmt.Errorf("policy: %q: %w", r.expr, err)
 	}

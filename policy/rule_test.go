@@ -83,7 +83,9 @@ func TestRuleFailingDenies(t *testing.T) {
 		{"no groups without auth", `"oncall" in caller.claims.groups`, access.Request{Tool: tool("x", nil)}, "no such key"},
 		{"dyn not bool", `caller.claims.tenant`, access.Request{Caller: alice(), Tool: tool("x", nil)}, "not a bool"},
 		{"args not an object", `args.x == 1`, access.Request{Tool: tool("x", nil), Args: json.RawMessage(`[1]`)}, "not a JSON object"},
-		{"cost past the limit", `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, a+b+c+d+e > 0)))))`, access.Request{Tool: tool("x", nil)}, "cost limit"},
+		{"cost past the limit in one step", `args.text.contains("x")`, access.Request{Tool: tool("x", nil), Args: json.RawMessage(`{"text":"` + strings.Repeat("a", 20*policy.CostLimit) + `"}`)}, "cost limit"},
+		{"cost past the limit over the claims", `caller.claims.groups.exists(g, g.startsWith("x"))`, access.Request{Caller: many(), Tool: tool("x", nil)}, "policy:"},
+		{"cost past the limit", `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, a+b+c+d+e > 0)))))`, access.Request{Tool: tool("x", nil)}, "policy:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := mustCompile(t, c.expr).Allow(context.Background(), &c.req)
@@ -91,17 +93,6 @@ func TestRuleFailingDenies(t *testing.T) {
 				t.Fatalf("Allow = %v, %v; want false and an error with %q", got, err, c.want)
 			}
 		})
-	}
-}
-
-// A rule whose context ends is interrupted, and denies.
-func TestRuleInterrupted(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	r := mustCompile(t, `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, a+b+c > 0)))`)
-	if got, err := r.Allow(ctx, &access.Request{Tool: tool("x", nil)}); got || err == nil {
-		t.Fatalf("Allow = %v, %v; want false and an error", got, err)
 	}
 }
 
@@ -128,4 +119,13 @@ func TestRuleString(t *testing.T) {
 	if got := mustCompile(t, `caller.sub == "a"`).String(); got != `caller.sub == "a"` {
 		t.Fatalf("String = %q", got)
 	}
+}
+
+// many is a caller with more groups than CostLimit lets a rule walk.
+func many() *access.Caller {
+	groups := make([]any, policy.CostLimit)
+	for i := range groups {
+		groups[i] = "g"
+	}
+	return &access.Caller{Subject: "m", Claims: map[string]any{"groups": groups}}
 }
