@@ -16,7 +16,7 @@ import (
 
 // publicPackages are the library's public packages, in docs/api.md's
 // order; TestAPIDoc fails when the module holds one more (or one fewer).
-var publicPackages = []string{".", "./tools", "./protocol", "./auth", "./upstream", "./opfile", "./gateway"}
+var publicPackages = []string{".", "./tools", "./protocol", "./auth", "./upstream", "./opfile", "./gateway", "./access", "./policy"}
 
 // TestAPIDoc keeps docs/api.md the `go doc` of each public package, with
 // the methods of its exported types, and every exported name counted: the
