@@ -71,6 +71,9 @@ type Rule struct {
 
 var _ access.Rule = (*Rule)(nil)
 
+// variables names them for an error.
+const variables = "caller.sub, caller.client_id, caller.scopes, caller.claims, caller.authenticated, tool.name, tool.upstream, tool.annotations, args"
+
 // env is the environment every rule is checked in: the variables of the
 // package documentation, and CEL's optional types (x.?y.orValue(z)).
 var env = func() *cel.Env {
@@ -143,6 +146,9 @@ func issueError(iss *cel.Issues) error {
 			fmt.Fprintf(&b, "column %d: ", col+1)
 		}
 		b.WriteString(strings.Join(strings.Fields(e.Message), " "))
+		if strings.Contains(e.Message, "undeclared reference") {
+			b.WriteString(" (the variables are " + variables + ")")
+		}
 	}
 	return errors.New(b.String())
 }

@@ -56,7 +56,7 @@ func gatewayViews(cfg *upstreamsConfig) []gateway.View {
 	}
 	out := make([]gateway.View, len(cfg.servers))
 	for i, s := range cfg.servers {
-		out[i] = gateway.View{Path: s.Path, Tools: s.Tools, Name: s.Name}
+		out[i] = gateway.View{Path: s.Path, Tools: s.Tools, Name: s.Name, Allow: s.Allow.rule(), RateLimit: s.RateLimit.limit()}
 	}
 	return out
 }

@@ -6,14 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/gateway"
+	"github.com/wymcp/wymcp/policy"
+	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/upstream"
 )
 
@@ -41,27 +48,44 @@ type serverEntry struct {
 	Name   string   `yaml:"name"`
 	Tools  []string `yaml:"tools"`
 	Scopes []string `yaml:"scopes"`
+	Guard  `yaml:",inline"`
+}
+
+// Guard is a view's, an upstream's or a tool's rule and rate limit
+// (docs/design.md §11).
+type Guard struct {
+	Allow     *rule      `yaml:"allow"`
+	RateLimit *rateLimit `yaml:"rateLimit"`
+}
+
+// overrideEntry is upstream.Override as the file says it.
+type overrideEntry struct {
+	Name        string                    `yaml:"name"`
+	Title       string                    `yaml:"title"`
+	Description string                    `yaml:"description"`
+	Annotations *protocol.ToolAnnotations `yaml:"annotations"`
+	Guard       `yaml:",inline"`
 }
 
 // upstreamEntry is an upstream as the file says it, which a reload
 // compares (fingerprint). Each field sets the upstream.Options field of
 // its name (options); zero is its default.
 type upstreamEntry struct {
-	Name             string                       `yaml:"name"`
-	URL              string                       `yaml:"url"`
-	Prefix           string                       `yaml:"prefix"`
-	Include          []string                     `yaml:"include"`
-	Exclude          []string                     `yaml:"exclude"`
-	Overrides        map[string]upstream.Override `yaml:"overrides"` // go-yaml keys its fields lowercased
-	Scopes           []string                     `yaml:"scopes"`
-	ToolScopes       map[string][]string          `yaml:"toolScopes"`
-	Versions         []string                     `yaml:"versions"`
-	Credentials      *credentialsEntry            `yaml:"credentials"`
-	CallTimeout      duration                     `yaml:"callTimeout"`
-	ConnectTimeout   duration                     `yaml:"connectTimeout"`
-	MaxConns         count                        `yaml:"maxConns"`
-	MaxInFlight      count                        `yaml:"maxInFlight"`
-	MaxResponseBytes count                        `yaml:"maxResponseBytes"`
+	Name             string                    `yaml:"name"`
+	URL              string                    `yaml:"url"`
+	Prefix           string                    `yaml:"prefix"`
+	Include          []string                  `yaml:"include"`
+	Exclude          []string                  `yaml:"exclude"`
+	Overrides        map[string]*overrideEntry `yaml:"overrides"`
+	Scopes           []string                  `yaml:"scopes"`
+	ToolScopes       map[string][]string       `yaml:"toolScopes"`
+	Versions         []string                  `yaml:"versions"`
+	Credentials      *credentialsEntry         `yaml:"credentials"`
+	CallTimeout      duration                  `yaml:"callTimeout"`
+	ConnectTimeout   duration                  `yaml:"connectTimeout"`
+	MaxConns         count                     `yaml:"maxConns"`
+	MaxInFlight      count                     `yaml:"maxInFlight"`
+	MaxResponseBytes count                     `yaml:"maxResponseBytes"`
 	Breaker          struct {
 		MinCalls      count    `yaml:"minCalls"`
 		ProbeInterval duration `yaml:"probeInterval"`
@@ -73,6 +97,7 @@ type upstreamEntry struct {
 	IdleTimeout               duration `yaml:"idleTimeout"`
 	Refresh                   duration `yaml:"refresh"`
 	AllowCleartextCredentials bool     `yaml:"allowCleartextCredentials"`
+	Guard                     `yaml:",inline"`
 
 	creds  upstream.Credentials
 	digest string // of the credentials' file: a rotated secret reconnects
@@ -199,6 +224,16 @@ func (e *upstreamEntry) check(authOn bool) (key, msg string) {
 	case !authOn && kind == "tokenExchange":
 		return "credentials.tokenExchange", "needs -auth-issuer: it exchanges the caller's token, and with auth off a call has none"
 	}
+	if key, msg := e.Guard.check(); msg != "" {
+		return key, msg
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Overrides)) {
+		if ov := e.Overrides[name]; ov != nil {
+			if key, msg := ov.Guard.check(); msg != "" {
+				return keyChild("overrides", name) + "." + key, msg
+			}
+		}
+	}
 	return "", ""
 }
 
@@ -214,6 +249,9 @@ func (s *serverEntry) check(authOn bool) (key, msg string) {
 		return "path", s.Path + " is the binary's own endpoint"
 	case !authOn && s.Scopes != nil:
 		return "scopes", noScope
+	}
+	if key, msg := s.Guard.check(); msg != "" {
+		return key, msg
 	}
 	for j, sc := range s.Scopes {
 		if !validScope(sc) {
@@ -319,7 +357,18 @@ func (e *upstreamEntry) fingerprint() string {
 // option of its name, converted.
 func (e *upstreamEntry) options() upstream.Options {
 	o := upstream.Options{Credentials: e.creds, BreakerMinCalls: int(e.Breaker.MinCalls),
-		BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval), RetryIdempotent: e.Retries.Idempotent}
+		BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval), RetryIdempotent: e.Retries.Idempotent,
+		Allow: e.Allow.rule(), RateLimit: e.RateLimit.limit()}
+	if e.Overrides != nil {
+		o.Overrides = make(map[string]upstream.Override, len(e.Overrides))
+		for name, ov := range e.Overrides {
+			if ov == nil {
+				ov = &overrideEntry{} // changes nothing: Validate says so
+			}
+			o.Overrides[name] = upstream.Override{Name: ov.Name, Title: ov.Title, Description: ov.Description,
+				Annotations: ov.Annotations, Allow: ov.Allow.rule(), RateLimit: ov.RateLimit.limit()}
+		}
+	}
 	if e.Breaker.Disabled {
 		o.BreakerMinCalls = -1
 	}
@@ -330,4 +379,59 @@ func (e *upstreamEntry) options() upstream.Options {
 		}
 	}
 	return o
+}
+
+// rule is an allow key: one CEL expression (package policy), compiled and
+// type-checked as the file is read, so that a bad one is an error at its
+// line, at start or on a reload (which then changes nothing).
+type rule struct{ compiled *policy.Rule }
+
+func (r *rule) UnmarshalYAML(n ast.Node) error {
+	s, ok := n.(*ast.StringNode)
+	if !ok {
+		return errorAt(n, "want a CEL expression, as a string")
+	}
+	c, err := policy.Compile(s.Value)
+	if err != nil {
+		return errorAt(n, "not a valid rule: "+err.Error())
+	}
+	r.compiled = c
+	return nil
+}
+
+// MarshalJSON is the rule's text, which fingerprint compares.
+func (r *rule) MarshalJSON() ([]byte, error) { return json.Marshal(r.compiled.String()) }
+
+// rule is the access.Rule of the key, nil without one.
+func (r *rule) rule() access.Rule {
+	if r == nil {
+		return nil
+	}
+	return r.compiled
+}
+
+// rateLimit is a rateLimit key: calls per interval, per caller.
+type rateLimit struct {
+	Calls count    `yaml:"calls"`
+	Per   duration `yaml:"per"`
+}
+
+// limit is the access.Limit of the key, zero without one.
+func (l *rateLimit) limit() access.Limit {
+	if l == nil {
+		return access.Limit{}
+	}
+	return access.Limit{Calls: int(l.Calls), Per: time.Duration(l.Per)}
+}
+
+// check refuses a rateLimit without its calls or a positive interval.
+func (g Guard) check() (key, msg string) {
+	switch l := g.RateLimit; {
+	case l == nil:
+	case l.Calls == 0:
+		return "rateLimit.calls", "missing: write rateLimit: {calls: N, per: DURATION}"
+	case l.Per <= 0:
+		return "rateLimit.per", "missing or 0: write rateLimit: {calls: N, per: DURATION}, such as per: 1m"
+	}
+	return "", ""
 }
