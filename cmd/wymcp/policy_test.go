@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,54 @@ func TestBadRuleAtStart(t *testing.T) {
 	want := "-upstreams " + file + ":4: upstreams[0].allow: not a valid rule: column 1: undeclared reference to 'caller' (in container '') (the variables are caller.sub, caller.client_id, caller.scopes, caller.claims, caller.authenticated, tool.name, tool.upstream, tool.annotations, args)\n"
 	if code := exitCode(err, &stderr); code != 2 || !strings.HasSuffix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
+
+// TestPolicyExample: deploy/policy.example.yaml reads as it says, and its
+// rules decide as its comments say.
+func TestPolicyExample(t *testing.T) {
+	t.Parallel()
+	const example = "../../deploy/policy.example.yaml"
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseUpstreams(example, data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, search := upstreamOptions(cfg)[0], upstreamOptions(cfg)[1]
+	view := gatewayViews(cfg)[0]
+	restart, deploy := ops.Overrides["restart"], ops.Overrides["deploy"]
+	if restart.RateLimit != (access.Limit{Calls: 5, Per: time.Minute}) || search.RateLimit != (access.Limit{Calls: 60, Per: time.Minute}) ||
+		view.RateLimit != (access.Limit{Calls: 600, Per: time.Minute}) || search.Allow != nil {
+		t.Errorf("limits: %v %v %v", restart.RateLimit, search.RateLimit, view.RateLimit)
+	}
+	yes := map[string]any{"readOnlyHint": true}
+	who := func(groups ...any) *access.Caller {
+		return &access.Caller{Subject: "u", Claims: map[string]any{"sub": "u", "groups": groups}}
+	}
+	for _, c := range []struct {
+		name string
+		rule access.Rule
+		req  access.Request
+		want bool
+	}{
+		{"ops: anyone reads", ops.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_status", Annotations: yes}}, true},
+		{"ops: on-call writes", ops.Allow, access.Request{Caller: who("oncall"), Tool: &access.Tool{Name: "ops_scale", Annotations: map[string]any{}}}, true},
+		{"ops: others do not", ops.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_scale", Annotations: map[string]any{}}}, false},
+		{"ops: a token without groups", ops.Allow, access.Request{Caller: &access.Caller{Subject: "u"}, Tool: &access.Tool{Name: "ops_scale", Annotations: map[string]any{}}}, false},
+		{"restart: on-call only", restart.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_restart", Annotations: yes}}, false},
+		{"deploy: listed", deploy.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_deploy"}, Listing: true}, true},
+		{"deploy: staging", deploy.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_deploy"}, Args: []byte(`{"env":"staging"}`)}, true},
+		{"deploy: prod", deploy.Allow, access.Request{Caller: who("dev"), Tool: &access.Tool{Name: "ops_deploy"}, Args: []byte(`{"env":"prod"}`)}, false},
+		{"deploy: prod by a release manager", deploy.Allow, access.Request{Caller: who("release-managers"), Tool: &access.Tool{Name: "ops_deploy"}, Args: []byte(`{"env":"prod"}`)}, true},
+		{"view: contractors read", view.Allow, access.Request{Caller: who("contractors"), Tool: &access.Tool{Name: "search_docs", Annotations: yes}}, true},
+		{"view: contractors do not write", view.Allow, access.Request{Caller: who("contractors"), Tool: &access.Tool{Name: "ops_scale", Annotations: map[string]any{}}}, false},
+	} {
+		got, err := c.rule.Allow(t.Context(), &c.req)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
 	}
 }

@@ -388,6 +388,9 @@ type rule struct{ compiled *policy.Rule }
 
 func (r *rule) UnmarshalYAML(n ast.Node) error {
 	s, ok := n.(*ast.StringNode)
+	if l, folded := n.(*ast.LiteralNode); folded { // | and >: a long rule on lines of its own
+		s, ok = l.Value, l.Value != nil
+	}
 	if !ok {
 		return errorAt(n, "want a CEL expression, as a string")
 	}
