@@ -30,6 +30,7 @@ type AuthServer struct {
 	IntrospectionClientSecret string   `json:"introspection_client_secret"`
 	ExchangeClientID          string   `json:"exchange_client_id"`
 	ExchangeClientSecret      string   `json:"exchange_client_secret"`
+	Users                     []User   `json:"users"`
 	Scopes                    []string `json:"scopes"`
 	Audiences                 []string `json:"audiences"`
 	JWTAlg                    string   `json:"jwt_alg"`
@@ -38,6 +39,14 @@ type AuthServer struct {
 	Server                    string   `json:"server"`
 	Node                      string   `json:"node"`
 	PID                       int      `json:"pid"`
+}
+
+// User is one of the authorization server's users: a client-credentials
+// client whose JWT access tokens carry a groups claim.
+type User struct {
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret"`
+	Groups       []string `json:"groups"`
 }
 
 // StartAuthServer runs the start.sh at script (interop/oauth/start.sh) with

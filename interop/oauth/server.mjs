@@ -99,6 +99,16 @@ const clients = {
 	exchange: { client_id: 'wymcp-exchange', client_secret: secret() },
 };
 
+// Users, for the policy tests (rules over a token's claims): each is a
+// client-credentials client of its own whose JWT access tokens carry a
+// groups claim (its sub is its client id).
+const users = [
+	{ client_id: 'wymcp-alice', client_secret: secret(), groups: ['oncall', 'dev'] },
+	{ client_id: 'wymcp-bob', client_secret: secret(), groups: ['dev'] },
+	{ client_id: 'wymcp-carol', client_secret: secret(), groups: ['contractors'] },
+];
+const groupsOf = new Map(users.map((u) => [u.client_id, u.groups]));
+
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
@@ -119,6 +129,7 @@ const configuration = {
 		ccClient({ ...clients.jwt, client_id: `${clients.jwt.client_id}-post` }, 'client_secret_post'),
 		ccClient(clients.opaque, 'client_secret_basic'),
 		ccClient({ ...clients.opaque, client_id: `${clients.opaque.client_id}-post` }, 'client_secret_post'),
+		...users.map(({ client_id, client_secret }) => ccClient({ client_id, client_secret }, 'client_secret_basic')),
 		{
 			...clients.rs,
 			grant_types: [],
@@ -147,9 +158,10 @@ const configuration = {
 		jwks: '/.well-known/jwks.json',
 	},
 	ttl: { ClientCredentials: tokenTTL, AccessToken: tokenTTL },
-	// The act claim of exchanged tokens (RFC 8693 §4.1); no other token has
-	// extra claims.
-	extraTokenClaims: (_ctx, token) => actOf.get(token),
+	// The act claim of exchanged tokens (RFC 8693 §4.1), and the groups
+	// claim of the users' tokens; no other token has extra claims.
+	extraTokenClaims: (_ctx, token) => actOf.get(token)
+		?? (groupsOf.has(token.clientId) ? { groups: groupsOf.get(token.clientId) } : undefined),
 	features: {
 		devInteractions: { enabled: false },
 		clientCredentials: { enabled: true },
@@ -348,6 +360,7 @@ const info = {
 	introspection_client_secret: clients.rs.client_secret,
 	exchange_client_id: clients.exchange.client_id,
 	exchange_client_secret: clients.exchange.client_secret,
+	users,
 	scopes,
 	audiences: audienceList.length > 0 ? audienceList : ['http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*'],
 	jwt_alg: jwtAlg,
