@@ -33,26 +33,39 @@ func newAccessStage(limiter access.Limiter, logger *slog.Logger) *config.Access 
 	return &config.Access{Allow: s.allow, Visible: s.visible, Take: s.take}
 }
 
-// callerOf returns the caller as a rule reads it: nil without auth.
-func callerOf(ctx context.Context) *access.Caller {
-	p := PrincipalFrom(ctx)
-	if p == nil {
-		return nil
+// question is what the rules of one request are asked: the request and
+// its caller in one allocation (a call pays for one).
+type question struct {
+	req    access.Request
+	caller access.Caller
+}
+
+// askOf returns the question of the request whose context ctx is: its
+// caller as a rule reads it, none without auth.
+func askOf(ctx context.Context) *question {
+	q := &question{}
+	if p := PrincipalFrom(ctx); p != nil {
+		q.caller = access.Caller{Subject: p.Subject, ClientID: p.ClientID, Scopes: p.Scopes, Claims: p.Claims}
+		q.req.Caller = &q.caller
 	}
-	return &access.Caller{Subject: p.Subject, ClientID: p.ClientID, Scopes: p.Scopes, Claims: p.Claims}
+	return q
 }
 
 // allow is config.Access.Allow.
 func (s *accessStage) allow(ctx context.Context, t *toolrun.Tool, args []byte) bool {
-	req := &access.Request{Caller: callerOf(ctx), Tool: t.Access(), Args: args}
-	return s.decide(ctx, t, req)
+	q := askOf(ctx)
+	q.req.Tool, q.req.Args = t.Access(), args
+	return s.decide(ctx, t, &q.req)
 }
 
 // visible is config.Access.Visible.
 func (s *accessStage) visible(ctx context.Context) func(*toolrun.Tool) bool {
-	c := callerOf(ctx)
+	q := askOf(ctx)
+	q.req.Listing = true
 	return func(t *toolrun.Tool) bool {
-		return s.decide(ctx, t, &access.Request{Caller: c, Tool: t.Access(), Listing: true})
+		req := q.req // a copy per tool: a rule must not see another's
+		req.Tool = t.Access()
+		return s.decide(ctx, t, &req)
 	}
 }
 

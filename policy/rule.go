@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
@@ -165,7 +166,9 @@ func (r *Rule) Allow(ctx context.Context, req *access.Request) (ok bool, err err
 			ok, err = false, fmt.Errorf("policy: the rule panicked: %v", v)
 		}
 	}()
-	a := &activation{req: req}
+	a := activations.Get().(*activation)
+	a.req = req
+	defer a.release()
 	prg := r.prg
 	var in any = a
 	if req.Listing && r.partial != nil {
@@ -205,10 +208,19 @@ func (r *Rule) Allow(ctx context.Context, req *access.Request) (ok bool, err err
 var empty = map[string]any{}
 
 // activation resolves the variables from the request, each when the rule
-// reads it.
+// reads it. Activations are pooled: one per evaluation was a quarter of a
+// simple rule's allocations.
 type activation struct {
 	req  *access.Request
 	args map[string]any
+}
+
+var activations = sync.Pool{New: func() any { return new(activation) }}
+
+// release gives a back to the pool, holding nothing of its request.
+func (a *activation) release() {
+	a.req, a.args = nil, nil
+	activations.Put(a)
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
