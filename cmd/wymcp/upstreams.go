@@ -15,11 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
-
-	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/gateway"
-	"github.com/wymcp/wymcp/policy"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/upstream"
 )
@@ -49,13 +45,6 @@ type serverEntry struct {
 	Tools  []string `yaml:"tools"`
 	Scopes []string `yaml:"scopes"`
 	Guard  `yaml:",inline"`
-}
-
-// Guard is a view's, an upstream's or a tool's rule and rate limit
-// (docs/design.md §11).
-type Guard struct {
-	Allow     *rule      `yaml:"allow"`
-	RateLimit *rateLimit `yaml:"rateLimit"`
 }
 
 // overrideEntry is upstream.Override as the file says it.
@@ -379,62 +368,4 @@ func (e *upstreamEntry) options() upstream.Options {
 		}
 	}
 	return o
-}
-
-// rule is an allow key: one CEL expression (package policy), compiled and
-// type-checked as the file is read, so that a bad one is an error at its
-// line, at start or on a reload (which then changes nothing).
-type rule struct{ compiled *policy.Rule }
-
-func (r *rule) UnmarshalYAML(n ast.Node) error {
-	s, ok := n.(*ast.StringNode)
-	if l, folded := n.(*ast.LiteralNode); folded { // | and >: a long rule on lines of its own
-		s, ok = l.Value, l.Value != nil
-	}
-	if !ok {
-		return errorAt(n, "want a CEL expression, as a string")
-	}
-	c, err := policy.Compile(s.Value)
-	if err != nil {
-		return errorAt(n, "not a valid rule: "+err.Error())
-	}
-	r.compiled = c
-	return nil
-}
-
-// MarshalJSON is the rule's text, which fingerprint compares.
-func (r *rule) MarshalJSON() ([]byte, error) { return json.Marshal(r.compiled.String()) }
-
-// rule is the access.Rule of the key, nil without one.
-func (r *rule) rule() access.Rule {
-	if r == nil {
-		return nil
-	}
-	return r.compiled
-}
-
-// rateLimit is a rateLimit key: calls per interval, per caller.
-type rateLimit struct {
-	Calls count    `yaml:"calls"`
-	Per   duration `yaml:"per"`
-}
-
-// limit is the access.Limit of the key, zero without one.
-func (l *rateLimit) limit() access.Limit {
-	if l == nil {
-		return access.Limit{}
-	}
-	return access.Limit{Calls: int(l.Calls), Per: time.Duration(l.Per)}
-}
-
-// check refuses a rateLimit without its calls or a positive interval.
-func (g Guard) check() (key, msg string) {
-	switch l := g.RateLimit; {
-	case l == nil:
-	case l.Calls == 0:
-		return "rateLimit.calls", "missing: write rateLimit: {calls: N, per: DURATION}"
-	case l.Per <= 0:
-		return "rateLimit.per", "missing or 0: write rateLimit: {calls: N, per: DURATION}, such as per: 1m"
-	}
-	return "", ""
 }
