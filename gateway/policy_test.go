@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/access"
 	"github.com/wymcp/wymcp/gateway"
 	"github.com/wymcp/wymcp/internal/mcptest"
@@ -109,4 +110,39 @@ func TestPolicyUpstreamOptions(t *testing.T) {
 			t.Errorf("Validate = nil, want %s", c.want)
 		}
 	}
+}
+
+// ptrRule is a rule compared by identity, as a *policy.Rule is.
+type ptrRule struct{ allow func(*access.Tool) bool }
+
+func (r *ptrRule) Allow(_ context.Context, req *access.Request) (bool, error) {
+	return r.allow(req.Tool), nil
+}
+
+// With Update.Same nil, an upstream whose rules are the same objects keeps
+// its connection (they are compared by identity: a compiled rule's
+// internals never compare equal deeply); another rule reconnects it, and
+// is served.
+func TestPolicyReloadSame(t *testing.T) {
+	t.Parallel()
+	a := serveOrigin(t, says("one", "a one"), says("two", "a two"))
+	onlyOne := &ptrRule{func(t *access.Tool) bool { return t.Name == "one" }}
+	up := a.up("a", "")
+	up.Allow = onlyOne
+	up.Overrides = map[string]upstream.Override{"two": {Allow: onlyOne}}
+	var log mcptest.SyncBuffer
+	g, url := open(t, gateway.Options{Upstreams: []upstream.Options{up}, Server: wymcp.Options{Logger: logTo(&log)}})
+	ep := endpoint(url, "", info.Name)
+	waitTools(t, ep, "one")
+	if err := g.Reload(t.Context(), gateway.Update{Upstreams: []upstream.Options{up}}); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, &log, `reconnected="" removed=""`)
+	up.Allow = &ptrRule{func(t *access.Tool) bool { return t.Name == "two" }}
+	up.Overrides = nil
+	if err := g.Reload(t.Context(), gateway.Update{Upstreams: []upstream.Options{up}}); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, &log, `reconnected=a`)
+	waitTools(t, ep, "two")
 }
