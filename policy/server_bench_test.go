@@ -1,4 +1,4 @@
-package wymcp_test
+package policy_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/wymcp/wymcp/tools"
 )
 
-// BenchmarkPolicyCall is a tools/call of echo through Server.ServeHTTP
+// BenchmarkPolicyCall is a tools/call of echo through wymcp.Server.ServeHTTP
 // behind an authenticator whose principal carries groups, with no rule and
 // with one simple claim check (docs/design.md §11: what a rule adds).
 func BenchmarkPolicyCall(b *testing.B) {
