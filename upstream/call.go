@@ -114,9 +114,10 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.id, req.body = id, c.callBody(id, r, f, progress, tp, ts)
 		m, err = c.call(ctx, req)
 	}
-	if err != nil && ctx.Err() != nil && c.legacy {
+	if err != nil && ctx.Err() != nil && (c.legacy || c.stdio != nil) {
 		// A 2025-era upstream does not take a closed stream for a
-		// cancellation (its transport says so): it is told.
+		// cancellation (its transport says so), and a child on stdio has
+		// no stream to close: it is told.
 		go c.cancelled(id, ctx.Err())
 	}
 	out, errorType, rpcCode, health, why := c.outcome(ctx, m, err)
@@ -354,6 +355,8 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 		text = fmt.Sprintf("Upstream %s is busy, and %s of its calls in progress are this caller's, more than its fair share; retry later.", c.name, f.detail)
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
+	case kindExited:
+		text = "Upstream " + c.name + " stopped before it answered (its process ended or stopped answering); the gateway is restarting it."
 	}
 	return toolrun.Forwarded{Failure: text}
 }

@@ -69,6 +69,10 @@ type client struct {
 	// clientInfo is the gateway's Implementation, encoded.
 	clientInfo wire.RawJSON
 	closed     atomic.Bool
+	// conn carries the exchanges: HTTP (httpConn), or a child's pipes
+	// (stdioConn, when stdio is set).
+	conn  conn
+	stdio *stdioConn
 
 	// session is a 2025-era upstream's Mcp-Session-Id ("" when it keeps
 	// none), and generation counts the sessions made, so that of many
@@ -99,6 +103,9 @@ const (
 var knownVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
 func newClient(o Options) (*client, error) {
+	if o.Command != "" {
+		return newStdioClient(o)
+	}
 	u, err := url.Parse(o.URL) // checked by Options.Validate
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", o.Name, err)
@@ -170,10 +177,16 @@ func newClient(o Options) (*client, error) {
 			c.direct = http.DefaultTransport
 		}
 	}
+	c.finish(o)
+	c.conn = httpConn{c}
+	return c, nil
+}
+
+// finish sets what every client has, whatever carries its exchanges.
+func (c *client) finish(o Options) {
 	c.hops = newHops(o, c)
 	c.fails = telemetry.NewUpstreamFailures(o.MeterProvider, c.log, c.name)
 	c.clientInfo = gatewayInfo()
-	return c, nil
 }
 
 func orDefault[T int | int64 | time.Duration](v, d T) T {
@@ -242,6 +255,7 @@ const (
 	kindBusy
 	kindShare
 	kindClosed
+	kindExited
 )
 
 func (f *failure) Error() string {
@@ -281,6 +295,8 @@ func (f *failure) errorType() string {
 		return "upstream_fair_share"
 	case kindClosed:
 		return "upstream_closed"
+	case kindExited:
+		return "upstream_exited"
 	}
 	return "_OTHER"
 }
@@ -289,7 +305,7 @@ func (f *failure) errorType() string {
 // failing, which the breaker counts.
 func (f *failure) upstreamFault() bool {
 	switch f.kind {
-	case kindUnreachable, kindMalformed:
+	case kindUnreachable, kindMalformed, kindExited:
 		return true
 	case kindStatus:
 		return f.status >= 500
@@ -333,13 +349,51 @@ func (c *client) call(ctx context.Context, req *request) (message, error) {
 	}
 }
 
-// exchange is one HTTP exchange: req posted, and its answer read, from a
-// JSON body or from the events of a stream. The answer's Mcp-Session-Id
-// is returned for initialize.
+// exchange sends req and returns the upstream's answer to it, over the
+// client's conn. The answer's Mcp-Session-Id (HTTP) is returned for
+// initialize.
 func (c *client) exchange(ctx context.Context, req *request, session string) (message, string, error) {
 	if c.closed.Load() {
 		return message{}, "", &failure{kind: kindClosed}
 	}
+	return c.conn.exchange(ctx, req, session)
+}
+
+// post sends a message that has no answer: a notification, or the
+// gateway's response to the upstream's request.
+func (c *client) post(ctx context.Context, method string, body []byte) error {
+	return c.conn.post(ctx, method, body)
+}
+
+// conn is what carries a client's messages to its upstream and back: an
+// HTTP exchange each (httpConn), or the pipes of a child process the
+// gateway runs (stdioConn). Everything else of a client (names, limits,
+// the breaker, listing, the answers) is the same for both.
+type conn interface {
+	// exchange sends req and waits for its answer, handing the messages
+	// the upstream sends meanwhile for it to req.during.
+	exchange(ctx context.Context, req *request, session string) (message, string, error)
+	// post sends a message that has no answer.
+	post(ctx context.Context, method string, body []byte) error
+	// close ends the connection: the upstream session, or the child.
+	close() error
+}
+
+// httpConn is an upstream reached over Streamable HTTP.
+type httpConn struct{ c *client }
+
+func (h httpConn) exchange(ctx context.Context, req *request, session string) (message, string, error) {
+	return h.c.exchangeHTTP(ctx, req, session)
+}
+func (h httpConn) post(ctx context.Context, method string, body []byte) error {
+	return h.c.postHTTP(ctx, method, body)
+}
+func (h httpConn) close() error { return h.c.closeHTTP() }
+
+// exchangeHTTP is one HTTP exchange: req posted, and its answer read, from
+// a JSON body or from the events of a stream. The answer's Mcp-Session-Id
+// is returned for initialize.
+func (c *client) exchangeHTTP(ctx context.Context, req *request, session string) (message, string, error) {
 	h := make(http.Header, 8)
 	h["Content-Type"] = contentJSON
 	h["Accept"] = acceptBoth
@@ -617,9 +671,9 @@ func sameID(raw wire.RawJSON, id int64) bool {
 	return string(raw) == string(strconv.AppendInt(buf[:0], id, 10))
 }
 
-// post sends a message that has no answer (a notification, or the
+// postHTTP sends a message that has no answer (a notification, or the
 // gateway's response to the upstream's request): 202 is success.
-func (c *client) post(ctx context.Context, method string, body []byte) error {
+func (c *client) postHTTP(ctx context.Context, method string, body []byte) error {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -657,12 +711,18 @@ func (c *client) currentSession() (uint64, string) {
 	return c.generation, c.session
 }
 
-// close ends a 2025-era upstream's session and the idle connections.
+// close ends the upstream's connection: the breaker's probes, and a
+// 2025-era upstream's session and the idle connections, or the child.
 func (c *client) close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	c.breaker.close()
+	return c.conn.close()
+}
+
+// closeHTTP ends a 2025-era upstream's session and the idle connections.
+func (c *client) closeHTTP() error {
 	var err error
 	if _, session := c.currentSession(); session != "" {
 		ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)

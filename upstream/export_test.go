@@ -26,3 +26,21 @@ func BreakerCounts(u *Upstream) (calls, failures int64) {
 // OpenCircuit opens u's circuit breaker as evidence would: its calls are
 // answered at once until a probe, an interval later, finds the upstream.
 func OpenCircuit(u *Upstream) { u.c.breaker.trip(time.Now(), "a test opened it") }
+
+// WatchStdioStarts returns a channel that receives the pid of each child
+// the stdio upstream u starts from now on (its reaper's), once ready.
+func WatchStdioStarts(u *Upstream) <-chan int {
+	ch := make(chan int, 64)
+	s := u.c.stdio
+	s.mu.Lock()
+	s.starts = ch
+	s.mu.Unlock()
+	return ch
+}
+
+// SetStdioSupervision sets the supervisor's figures for the test's life.
+func SetStdioSupervision(first time.Duration, budget int, down time.Duration) (restore func()) {
+	f, b, d := restartFirst, restartBudget, downWait
+	restartFirst, restartBudget, downWait = first, budget, down
+	return func() { restartFirst, restartBudget, downWait = f, b, d }
+}

@@ -72,13 +72,35 @@ type Override struct {
 }
 
 // Options configures one upstream. The zero value of every field but Name
-// and URL is a usable default.
+// and URL (or Command) is a usable default.
 type Options struct {
 	// Name names the upstream in the answers of its failed calls, in
 	// spans, metrics and logs. Required.
 	Name string
-	// URL is the upstream's MCP endpoint (http or https). Required.
+	// URL is the upstream's MCP endpoint (http or https). Exactly one of
+	// URL and Command is required.
 	URL string
+	// Command makes the upstream a program the gateway runs and speaks
+	// MCP to over its stdin and stdout (the stdio transport), as most
+	// published MCP servers are: the program's path, or a name looked up
+	// in the child's PATH. It is run without a shell, with Args, in Dir,
+	// under a supervisor that restarts it when it exits or stops
+	// answering (docs/design.md §10d). Linux only.
+	Command string
+	// Args are the program's arguments, each passed as it is.
+	Args []string
+	// Env is the child's whole environment, with PATH (the gateway's own,
+	// unless Env sets it) and the variables InheritEnv names: the child
+	// gets nothing else of the gateway's environment, whose secrets are
+	// not the child's.
+	Env map[string]string
+	// InheritEnv names variables of the gateway's environment the child
+	// gets too, when set there (Env's value wins); "*" passes the whole
+	// environment, for an operator who wants it so.
+	InheritEnv []string
+	// Dir is the child's working directory, an absolute path; "" means
+	// the gateway's.
+	Dir string
 	// Prefix goes before each upstream tool's name to make its served
 	// name; "" serves the names as they are. See [Upstream.Tools] for how
 	// a name that would be invalid or longer than 64 characters is made
@@ -226,7 +248,16 @@ func Connect(ctx context.Context, opts Options) (*Upstream, error) {
 	opts.Overrides = maps.Clone(opts.Overrides)
 	// Connect's requests are the gateway's own, on no caller's behalf.
 	ctx = own(ctx)
-	if err := c.negotiate(ctx); err != nil {
+	if c.stdio != nil {
+		// The child's actor negotiates with each child it starts.
+		err = c.stdio.open(ctx)
+	} else {
+		err = c.negotiate(ctx)
+	}
+	if err != nil {
+		if c.stdio != nil {
+			c.close()
+		}
 		return nil, fmt.Errorf("upstream %s: %w", opts.Name, err)
 	}
 	u := &Upstream{c: c, opts: opts}

@@ -60,8 +60,14 @@ func (o *Options) Validate() error {
 	} else if !validName(o.Name) {
 		return bad("Name", "%q must be 1 to 64 letters, digits, '_', '.' or '-'", o.Name)
 	}
-	if msg := urlProblem(o.URL); msg != "" {
+	if o.Command != "" || o.URL == "" {
+		if err := o.validateStdio(); err != nil {
+			return err
+		}
+	} else if msg := urlProblem(o.URL); msg != "" {
 		return bad("URL", "%s", msg)
+	} else if err := o.httpOnly(); err != nil {
+		return err
 	}
 	if o.Prefix != "" && !validName(o.Prefix) {
 		return bad("Prefix", "%q may hold only letters, digits, '_', '.' and '-' (the characters of a tool name), at most 64", o.Prefix)

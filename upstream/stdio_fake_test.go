@@ -1,0 +1,239 @@
+package upstream_test
+
+// A fake stdio MCP server: this test binary run again with fakeStdioEnv set
+// (TestMain), as a stdio upstream's Command. It speaks the 2025 era
+// (server/discover is -32601) or, with fakeStdioEnv=modern, 2026-07-28,
+// handles each request on a goroutine of its own (so that the gateway's
+// multiplexing is tested), and offers tools that misbehave on demand.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wymcp/wymcp/upstream"
+)
+
+const fakeStdioEnv = "WYMCP_FAKE_STDIO"
+
+func TestMain(m *testing.M) {
+	switch mode := os.Getenv(fakeStdioEnv); mode {
+	case "":
+		os.Exit(m.Run())
+	case "sleep":
+		// A grandchild: lives until killed.
+		select {}
+	case "gateway":
+		// A gateway process with one stdio upstream, for the test that
+		// SIGKILLs it (TestStdioNoOrphans).
+		fakeGateway()
+	default:
+		fakeStdio(mode)
+		os.Exit(0)
+	}
+}
+
+func fakeGateway() {
+	self, _ := os.Executable()
+	u, err := upstream.Connect(context.Background(), upstream.Options{
+		Name: "fake", Command: self,
+		Env: map[string]string{fakeStdioEnv: "legacy", "WYMCP_FAKE_PIDS": os.Getenv("WYMCP_FAKE_PIDS")},
+	})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	_ = u
+	fmt.Println("ready")
+	select {}
+}
+
+type fakeMsg struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+type fakeServer struct {
+	mu      sync.Mutex
+	out     *bufio.Writer
+	modern  bool
+	waiting map[string]chan fakeMsg // the server's own requests, by id
+	stall   chan struct{}
+}
+
+func (f *fakeServer) send(v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.out.WriteString(v)
+	f.out.WriteByte('\n')
+	f.out.Flush()
+}
+
+func (f *fakeServer) result(id json.RawMessage, result string) {
+	f.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`)
+}
+
+func fakeText(text string, isError bool) string {
+	b, _ := json.Marshal(text)
+	return fmt.Sprintf(`{"content":[{"type":"text","text":%s}],"isError":%v}`, b, isError)
+}
+
+func fakeStdio(mode string) {
+	f := &fakeServer{out: bufio.NewWriter(os.Stdout), modern: mode == "modern", waiting: map[string]chan fakeMsg{}, stall: make(chan struct{})}
+	if m := os.Getenv("WYMCP_FAKE_CRASH"); m != "" {
+		if _, err := os.Stat(m); err == nil {
+			os.Exit(4) // a child that fails at once
+		}
+	}
+	if path := os.Getenv("WYMCP_FAKE_PIDS"); path != "" {
+		// A child of its own, as npx's node is: the reaper must end it.
+		self, _ := os.Executable()
+		cmd := exec.Command(self)
+		cmd.Env = []string{fakeStdioEnv + "=sleep"}
+		if err := cmd.Start(); err != nil {
+			os.Exit(5)
+		}
+		_ = os.WriteFile(path+".tmp", fmt.Appendf(nil, "%d %d", os.Getpid(), cmd.Process.Pid), 0o600)
+		_ = os.Rename(path+".tmp", path)
+	}
+	fmt.Fprintln(os.Stderr, "fake stdio server starting")
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	stalled := false
+	for {
+		if stalled {
+			select {} // reads nothing more, ever
+		}
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return // stdin closed: exit, as servers do
+		}
+		var m fakeMsg
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		if m.Method == "" {
+			f.mu.Lock()
+			ch := f.waiting[string(m.ID)]
+			f.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+			continue
+		}
+		if m.Method == "tools/call" && strings.Contains(string(m.Params), `"name":"stall"`) {
+			f.result(m.ID, fakeText("stalled", false))
+			stalled = true
+			continue
+		}
+		go f.handle(m)
+	}
+}
+
+func (f *fakeServer) handle(m fakeMsg) {
+	switch m.Method {
+	case "initialize":
+		f.result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake-stdio","version":"1"}}`)
+	case "server/discover":
+		if !f.modern {
+			f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+			return
+		}
+		f.result(m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"fake-stdio","version":"1"}}`)
+	case "ping":
+		f.result(m.ID, `{}`)
+	case "tools/list":
+		var tools []string
+		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise"} {
+			tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
+		}
+		res := `{"tools":[` + strings.Join(tools, ",") + `]`
+		if f.modern {
+			res += `,"resultType":"complete","ttlMs":60000,"cacheScope":"shared"`
+		}
+		f.result(m.ID, res+`}`)
+	case "tools/call":
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		var args struct {
+			Text string `json:"text"`
+			MS   int    `json:"ms"`
+			N    int    `json:"n"`
+		}
+		_ = json.Unmarshal(p.Arguments, &args)
+		f.call(m, p.Name, args.Text, args.MS, args.N, p.Meta.ProgressToken)
+	default:
+		if m.ID != nil {
+			f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		}
+	}
+}
+
+func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.RawMessage) {
+	switch name {
+	case "echo":
+		f.result(m.ID, fakeText(text, false))
+	case "slow":
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		f.result(m.ID, fakeText("slept "+text, false))
+	case "progress":
+		for i := 1; i <= 3 && token != nil; i++ {
+			f.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":3,"message":"step %d"}}`, token, i, i))
+		}
+		f.result(m.ID, fakeText("progressed", false))
+	case "fail":
+		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32000,"message":"it broke"}}`)
+	case "crash":
+		os.Exit(3)
+	case "hang":
+	case "big":
+		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + fakeText(strings.Repeat("x", n), false) + `}`)
+	case "ask":
+		id := `"ask-` + string(m.ID) + `"`
+		ch := make(chan fakeMsg, 1)
+		f.mu.Lock()
+		f.waiting[id] = ch
+		f.mu.Unlock()
+		f.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)
+		r := <-ch
+		answer := string(r.Result)
+		if r.Error != nil {
+			answer = "error " + string(r.Error)
+		}
+		f.result(m.ID, fakeText(answer, false))
+	case "pid":
+		f.result(m.ID, fakeText(strconv.Itoa(os.Getpid()), false))
+	case "spawn":
+		self, _ := os.Executable()
+		cmd := exec.Command(self)
+		cmd.Env = []string{fakeStdioEnv + "=sleep"}
+		if err := cmd.Start(); err != nil {
+			f.result(m.ID, fakeText(err.Error(), true))
+			return
+		}
+		f.result(m.ID, fakeText(fmt.Sprintf("%d %d", os.Getpid(), cmd.Process.Pid), false))
+	case "noise":
+		for i := 0; i < n; i++ {
+			f.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("n", 100) + `"}}`)
+			f.send(`not json at all ` + strconv.Itoa(i))
+			fmt.Fprintln(os.Stderr, "chatter", i)
+		}
+		f.result(m.ID, fakeText("noisy", false))
+	}
+}
