@@ -114,10 +114,10 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 		req.id, req.body = id, c.callBody(id, r, f, progress, tp, ts)
 		m, err = c.call(ctx, req)
 	}
-	if err != nil && ctx.Err() != nil && (c.legacy || c.stdio != nil) {
+	if err != nil && ctx.Err() != nil && c.legacy && c.stdio == nil {
 		// A 2025-era upstream does not take a closed stream for a
-		// cancellation (its transport says so), and a child on stdio has
-		// no stream to close: it is told.
+		// cancellation (its transport says so): it is told. (A child on
+		// stdio is told by its conn, which knows the child: stdio.go.)
 		go c.cancelled(id, ctx.Err())
 	}
 	out, errorType, rpcCode, health, why := c.outcome(ctx, m, err)
@@ -180,6 +180,11 @@ func callerKey(ctx context.Context) string {
 func (c *client) cancelled(id int64, why error) {
 	ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)
 	defer cancel()
+	_ = c.post(ctx, "", cancelBody(id, why))
+}
+
+// cancelBody is the notifications/cancelled of request id.
+func cancelBody(id int64, why error) []byte {
 	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
 	body = strconv.AppendInt(body, id, 10)
 	reason := "the client went away"
@@ -188,8 +193,7 @@ func (c *client) cancelled(id int64, why error) {
 	}
 	body = append(body, `,"reason":`...)
 	body = wire.AppendString(body, reason)
-	body = append(body, "}}"...)
-	_ = c.post(ctx, "", body)
+	return append(body, "}}"...)
 }
 
 // callBody encodes the tools/call request: the arguments, the retry's
@@ -355,6 +359,8 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 		text = fmt.Sprintf("Upstream %s is busy, and %s of its calls in progress are this caller's, more than its fair share; retry later.", c.name, f.detail)
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
+	case kindCallers:
+		text = fmt.Sprintf("Upstream %s runs a process for each of %s callers, its limit, and each has a call in progress; retry later.", c.name, f.detail)
 	case kindExited:
 		text = "Upstream " + c.name + " stopped before it answered (its process ended or stopped answering); the gateway is restarting it."
 	}

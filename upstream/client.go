@@ -256,6 +256,7 @@ const (
 	kindShare
 	kindClosed
 	kindExited
+	kindCallers
 )
 
 func (f *failure) Error() string {
@@ -297,6 +298,8 @@ func (f *failure) errorType() string {
 		return "upstream_closed"
 	case kindExited:
 		return "upstream_exited"
+	case kindCallers:
+		return "upstream_busy"
 	}
 	return "_OTHER"
 }

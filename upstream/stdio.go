@@ -51,6 +51,11 @@ type stdioConn struct {
 	started bool
 	// starts, when set (tests), receives each ready child's pid.
 	starts chan int
+	// perCaller: this child is one caller's (callerConns), so a request of
+	// the child's is about a call of that caller's whatever is in flight.
+	perCaller bool
+	// ownSys: sys is this conn's to shut down (not a shared one's).
+	ownSys bool
 
 	// answering bounds the goroutines answering the child's own requests
 	// that no call can take.
@@ -61,6 +66,7 @@ type stdioConn struct {
 
 // child is one run of the upstream's program.
 type child struct {
+	conn  *stdioConn
 	proc  *process
 	stdin *os.File
 	// writing is held while a line is written: one at a time.
@@ -160,12 +166,18 @@ func newStdioClient(o Options) (*client, error) {
 	s := &stdioConn{c: c, spec: spec, answering: make(chan struct{}, maxAnswering), first: make(chan error, 1)}
 	s.stderrLog.Interval = 100 * time.Millisecond
 	c.conn, c.stdio = s, s
+	if o.PerCaller {
+		c.conn = newCallerConns(c, s, o.MaxCallers)
+	}
 	return c, nil
 }
 
 // open starts the child and waits for its first handshake, within ctx.
 func (s *stdioConn) open(ctx context.Context) error {
-	s.sys, s.pid, s.sup = startSupervision(s)
+	if s.sys == nil {
+		s.sys, s.ownSys = newActorSystem(), true
+	}
+	s.pid = startSupervision(s)
 	select {
 	case err := <-s.first:
 		return err
@@ -247,6 +259,10 @@ func (s *stdioConn) exchange(ctx context.Context, req *request, _ string) (messa
 			}
 			return message{}, "", ch.failure()
 		case <-ctx.Done():
+			if req.method != wire.MethodInitialize {
+				// The stdio transport's cancellation, in both eras.
+				go s.cancelled(ch, req.id, ctx.Err())
+			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				// A child past a call's deadline may have stopped
 				// answering: the health loop asks it now.
@@ -258,6 +274,14 @@ func (s *stdioConn) exchange(ctx context.Context, req *request, _ string) (messa
 			return message{}, "", ctx.Err()
 		}
 	}
+}
+
+// cancelled tells the child that the gateway gave up request id
+// (notifications/cancelled), within connectTimeout. Best effort.
+func (s *stdioConn) cancelled(ch *child, id int64, why error) {
+	ctx, cancel := context.WithTimeout(own(context.Background()), s.c.connectTimeout)
+	defer cancel()
+	_ = s.write(ctx, ch, cancelBody(id, why))
 }
 
 // failure is the answer to a call whose child exited before it answered.
@@ -502,11 +526,16 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			}
 		}
 	default:
+		// Whose call the request is about is certain only when the child
+		// is one caller's, or one call is in flight on it.
 		ch.mu.Lock()
 		var only *pending
-		if len(ch.calls) == 1 {
+		if len(ch.calls) == 1 || s.perCaller {
 			for _, p := range ch.calls {
-				only = p
+				if p.call {
+					only = p
+					break
+				}
 			}
 		}
 		ch.mu.Unlock()
@@ -625,7 +654,9 @@ func (s *stdioConn) close() error {
 		return nil
 	}
 	_, _ = s.sys.Root.StopFuture(s.pid).Result()
-	s.sys.Shutdown()
+	if s.ownSys {
+		s.sys.Shutdown()
+	}
 	return nil
 }
 

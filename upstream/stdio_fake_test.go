@@ -70,6 +70,8 @@ type fakeServer struct {
 	modern  bool
 	waiting map[string]chan fakeMsg // the server's own requests, by id
 	stall   chan struct{}
+	// cancelled are the request ids of the notifications/cancelled read.
+	cancelled chan string
 }
 
 func (f *fakeServer) send(v string) {
@@ -90,7 +92,7 @@ func fakeText(text string, isError bool) string {
 }
 
 func fakeStdio(mode string) {
-	f := &fakeServer{out: bufio.NewWriter(os.Stdout), modern: mode == "modern", waiting: map[string]chan fakeMsg{}, stall: make(chan struct{})}
+	f := &fakeServer{out: bufio.NewWriter(os.Stdout), modern: mode == "modern", waiting: map[string]chan fakeMsg{}, stall: make(chan struct{}), cancelled: make(chan string, 100)}
 	if m := os.Getenv("WYMCP_FAKE_CRASH"); m != "" {
 		if _, err := os.Stat(m); err == nil {
 			os.Exit(4) // a child that fails at once
@@ -131,6 +133,14 @@ func fakeStdio(mode string) {
 			}
 			continue
 		}
+		if m.Method == "notifications/cancelled" {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			f.cancelled <- string(p.RequestID)
+			continue
+		}
 		if m.Method == "tools/call" && strings.Contains(string(m.Params), `"name":"stall"`) {
 			f.result(m.ID, fakeText("stalled", false))
 			stalled = true
@@ -154,7 +164,7 @@ func (f *fakeServer) handle(m fakeMsg) {
 		f.result(m.ID, `{}`)
 	case "tools/list":
 		var tools []string
-		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise"} {
+		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise", "cancels"} {
 			tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
 		}
 		res := `{"tools":[` + strings.Join(tools, ",") + `]`
@@ -217,6 +227,14 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 			answer = "error " + string(r.Error)
 		}
 		f.result(m.ID, fakeText(answer, false))
+	case "cancels":
+		// The first cancellation read (waiting for it), as "cancelled <id>".
+		select {
+		case id := <-f.cancelled:
+			f.result(m.ID, fakeText("cancelled "+id, false))
+		case <-time.After(20 * time.Second):
+			f.result(m.ID, fakeText("none", true))
+		}
 	case "pid":
 		f.result(m.ID, fakeText(strconv.Itoa(os.Getpid()), false))
 	case "spawn":

@@ -58,18 +58,23 @@ func (s *stdioConn) disown() *child {
 	return ch
 }
 
-// startSupervision spawns the child's actor under its supervisor.
-func startSupervision(s *stdioConn) (*actor.ActorSystem, *actor.PID, *restarts) {
-	sys := actor.NewActorSystemWithConfig(&actor.Config{
+// startSupervision spawns the child's actor under its supervisor, in
+// s.sys.
+func startSupervision(s *stdioConn) *actor.PID {
+	s.sup = &restarts{s: s}
+	props := actor.PropsFromProducer(func() actor.Actor { return childActor{s: s} }, actor.WithGuardian(s.sup))
+	return s.sys.Root.Spawn(props)
+}
+
+// newActorSystem is the actor system of a stdio upstream's children.
+func newActorSystem() *actor.ActorSystem {
+	return actor.NewActorSystemWithConfig(&actor.Config{
 		DeadLetterThrottleInterval: time.Second,
 		DeadLetterThrottleCount:    3,
 		DiagnosticsSerializer:      func(actor.Actor) string { return "" },
 		// The supervisor logs what happens to the child itself (restarts).
 		LoggerFactory: func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) },
 	})
-	sup := &restarts{s: s}
-	props := actor.PropsFromProducer(func() actor.Actor { return childActor{s: s} }, actor.WithGuardian(sup))
-	return sys, sys.Root.Spawn(props), sup
 }
 
 // start runs a new child and its handshake: the revision negotiated the
@@ -86,6 +91,7 @@ func (s *stdioConn) start() error {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.spec.path, err)
 	}
+	ch.conn = s
 	s.mu.Lock()
 	s.owned = ch
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func TestStdioCalls(t *testing.T) {
 			if v := g.ups[0].Version(); v != want {
 				t.Fatalf("negotiated %s, want %s", v, want)
 			}
-			if n := len(g.ups[0].Tools()); n != 12 {
+			if n := len(g.ups[0].Tools()); n != 13 {
 				t.Fatalf("%d tools", n)
 			}
 			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"hi"}`), "hi", false)
@@ -268,6 +269,61 @@ func TestStdioStalledChild(t *testing.T) {
 	wg.Wait()
 }
 
+// A call that times out is cancelled on the pipe: notifications/cancelled
+// with its request's id, in both eras.
+func TestStdioCancelled(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"legacy", "modern"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			o := stdioOpts(t, mode)
+			o.CallTimeout = 200 * time.Millisecond
+			g := newOCGateway(t, nil, o)
+			ocToolError(t, stdioCall(t, g, "g_hang", `{}`), "Tool g_hang timed out after 200ms")
+			rep := stdioCall(t, g, "g_cancels", `{}`)
+			text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
+			if !strings.HasPrefix(text, "cancelled ") {
+				t.Fatalf("the child read %q", text)
+			}
+		})
+	}
+}
+
+// PerCaller: each caller's calls go to a child of its own, the same one
+// each time; past MaxCallers a new caller takes the idle one's place.
+func TestStdioPerCaller(t *testing.T) {
+	t.Parallel()
+	o := stdioOpts(t, "legacy")
+	o.PerCaller, o.MaxCallers = true, 2
+	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
+	pid := func(who string) string {
+		t.Helper()
+		rep := g.Send(t, mcptest.ToolCall("g_pid", `{}`).With("X-Forwarded-For", who))
+		text, isErr := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
+		if isErr {
+			t.Fatalf("%s: %s", who, text)
+		}
+		return text
+	}
+	a, b := pid("192.0.2.1"), pid("192.0.2.2")
+	if a == b {
+		t.Fatalf("two callers share the child %s", a)
+	}
+	if again := pid("192.0.2.1"); again != a {
+		t.Fatalf("caller a's child changed: %s, then %s", a, again)
+	}
+	// A third caller takes the place of a's child, idle the longest
+	// after b's call.
+	pid("192.0.2.2")
+	c := pid("192.0.2.3")
+	if c == a || c == b {
+		t.Fatalf("caller c got another's child %s", c)
+	}
+	if got := pid("192.0.2.1"); got == a {
+		t.Fatal("caller a's child outlived its eviction")
+	}
+}
+
 // Options.Validate's refusals of a stdio upstream.
 func TestStdioValidate(t *testing.T) {
 	t.Parallel()
@@ -286,6 +342,8 @@ func TestStdioValidate(t *testing.T) {
 		{upstream.Options{Name: "a", Command: "x", InheritEnv: []string{"A B"}}, "InheritEnv[0]"},
 		{upstream.Options{Name: "a", Command: "x", MaxConns: 3}, "MaxConns"},
 		{upstream.Options{Name: "a", Command: "x", Args: []string{"a\x00"}}, "Args[0]"},
+		{upstream.Options{Name: "a", URL: "http://127.0.0.1/", PerCaller: true}, "PerCaller"},
+		{upstream.Options{Name: "a", Command: "x", MaxCallers: 3}, "MaxCallers"},
 	} {
 		err := c.o.Validate()
 		var oe *upstream.OptionError
@@ -307,5 +365,3 @@ func TestStdioCommandNotFound(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
-
-var _ = wymcp.Options{}

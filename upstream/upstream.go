@@ -101,6 +101,16 @@ type Options struct {
 	// Dir is the child's working directory, an absolute path; "" means
 	// the gateway's.
 	Dir string
+	// PerCaller runs a child for each caller (its identity, or without
+	// auth its address: docs/design.md §10b), started at its first call,
+	// rather than one shared by all: for a server that keeps state of its
+	// callers (a memory, a browser session), which would otherwise be
+	// every caller's. The gateway's own requests (tools/list) go to a
+	// shared child. At most MaxCallers children (0 means 64) run at once;
+	// a new caller takes the place of the longest idle one, and a child
+	// idle for five minutes is stopped. Stdio upstreams only.
+	PerCaller  bool
+	MaxCallers int
 	// Prefix goes before each upstream tool's name to make its served
 	// name; "" serves the names as they are. See [Upstream.Tools] for how
 	// a name that would be invalid or longer than 64 characters is made

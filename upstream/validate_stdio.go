@@ -49,6 +49,11 @@ func (o *Options) validateStdio() error {
 			return bad(fmt.Sprintf("InheritEnv[%d]", i), "%q is not an environment variable's name, nor \"*\"", k)
 		}
 	}
+	if o.MaxCallers < 0 {
+		return bad("MaxCallers", "%d is negative", o.MaxCallers)
+	} else if o.MaxCallers != 0 && !o.PerCaller {
+		return bad("MaxCallers", "is for PerCaller")
+	}
 	// What only an HTTP upstream has: given for a child, it would be
 	// silently ignored.
 	switch {
@@ -81,6 +86,10 @@ func (o *Options) httpOnly() error {
 		field = "InheritEnv"
 	case o.Dir != "":
 		field = "Dir"
+	case o.PerCaller:
+		field = "PerCaller"
+	case o.MaxCallers != 0:
+		field = "MaxCallers"
 	default:
 		return nil
 	}
