@@ -82,8 +82,9 @@ type child struct {
 	calls map[int64]*pending
 	// check asks the health loop for a ping now: a call timed out.
 	check chan struct{}
-	// readDone is closed when its stdout has been read to its end.
-	readDone chan struct{}
+	// readDone is closed when its stdout has been read to its end, and
+	// exited when its process has ended.
+	readDone, exited chan struct{}
 	pidNum   int
 }
 
@@ -163,11 +164,11 @@ func newStdioClient(o Options) (*client, error) {
 		c.breaker = newBreaker(breakerConfig{minCalls: o.BreakerMinCalls, interval: o.BreakerProbeInterval}, c.probe, func(open bool, why string) { c.fails.CircuitChanged(open, why) })
 	}
 	c.finish(o)
-	s := &stdioConn{c: c, spec: spec, answering: make(chan struct{}, maxAnswering), first: make(chan error, 1)}
+	s := &stdioConn{c: c, spec: spec.forCaller("shared"), answering: make(chan struct{}, maxAnswering), first: make(chan error, 1)}
 	s.stderrLog.Interval = 100 * time.Millisecond
 	c.conn, c.stdio = s, s
 	if o.PerCaller {
-		c.conn = newCallerConns(c, s, o.MaxCallers)
+		c.conn = newCallerConns(c, s, spec, o.MaxCallers)
 	}
 	return c, nil
 }
@@ -409,7 +410,13 @@ func (s *stdioConn) read(ch *child, out *os.File) {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				s.c.log.Warn("upstream's stdout could not be read", "upstream", s.c.name, "error", err.Error())
 			}
-			ch.kill(errors.New("it closed its stdout"))
+			// The end of its stdout is the child's exit, as a rule; a child
+			// that closed it and lives on cannot answer.
+			select {
+			case <-ch.exited:
+			case <-time.After(time.Second):
+				ch.kill(errors.New("it closed its stdout"))
+			}
 			return
 		}
 		if over {

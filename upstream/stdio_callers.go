@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 type callerConns struct {
 	c      *client
 	shared *stdioConn
+	spec   childSpec // callerTag not yet replaced
 	max    int
 
 	mu     sync.Mutex
@@ -34,14 +37,22 @@ type callerConn struct {
 	err      error         // the first start's failure
 }
 
+// callerHash is the tag of a caller's child (callerTag): 16 hex digits of
+// the SHA-256 of its identity, which may be a file's name and says
+// nothing of whom.
+func callerHash(key string) string {
+	sum := sha256.Sum256([]byte("wymcp caller\x00" + key))
+	return hex.EncodeToString(sum[:8])
+}
+
 // callerIdle is how long a caller's child may go unused before it is
 // stopped; a variable for tests.
 var callerIdle = 5 * time.Minute
 
 const defaultMaxCallers = 64
 
-func newCallerConns(c *client, shared *stdioConn, max int) *callerConns {
-	cs := &callerConns{c: c, shared: shared, max: orDefault(max, defaultMaxCallers), by: map[string]*callerConn{}, stop: make(chan struct{})}
+func newCallerConns(c *client, shared *stdioConn, spec childSpec, max int) *callerConns {
+	cs := &callerConns{c: c, shared: shared, spec: spec, max: orDefault(max, defaultMaxCallers), by: map[string]*callerConn{}, stop: make(chan struct{})}
 	go cs.reap()
 	return cs
 }
@@ -86,7 +97,7 @@ func (cs *callerConns) get(ctx context.Context, key string) (*callerConn, error)
 			cs.mu.Unlock()
 			return nil, &failure{kind: kindCallers, detail: fmt.Sprint(cs.max)}
 		}
-		s := &stdioConn{c: cs.c, spec: cs.shared.spec, sys: cs.shared.sys, answering: make(chan struct{}, maxAnswering),
+		s := &stdioConn{c: cs.c, spec: cs.spec.forCaller(callerHash(key)), sys: cs.shared.sys, answering: make(chan struct{}, maxAnswering),
 			first: make(chan error, 1), negotiated: true, perCaller: true}
 		s.stderrLog.Interval = cs.shared.stderrLog.Interval
 		cc = &callerConn{s: s, ready: make(chan struct{})}

@@ -57,6 +57,28 @@ func newChildSpec(o Options) (childSpec, error) {
 	return sp, nil
 }
 
+// callerTag in an Arg or an Env value is replaced by the caller's tag
+// (forCaller).
+const callerTag = "${WYMCP_CALLER}"
+
+// forCaller is sp with callerTag replaced by tag in its arguments and
+// environment: "shared" for the shared child, a hash of the caller's
+// identity for a caller's own (PerCaller), so that each has a file of its
+// own where the server keeps its state in one.
+func (sp childSpec) forCaller(tag string) childSpec {
+	out := sp
+	out.args = make([]string, len(sp.args))
+	for i, a := range sp.args {
+		out.args[i] = strings.ReplaceAll(a, callerTag, tag)
+	}
+	out.env = make([]string, len(sp.env))
+	for i, kv := range sp.env {
+		k, v, _ := strings.Cut(kv, "=")
+		out.env[i] = k + "=" + strings.ReplaceAll(v, callerTag, tag)
+	}
+	return out
+}
+
 // lookPath finds the program as the child's PATH would, without a shell: a
 // name with a slash is a path (relative to dir); any other is looked up in
 // path.
@@ -152,6 +174,7 @@ func (sp childSpec) spawn() (*child, *os.File, *os.File, error) {
 		calls:    map[int64]*pending{},
 		check:    make(chan struct{}, 1),
 		readDone: make(chan struct{}),
+		exited:   make(chan struct{}),
 		pidNum:   cmd.Process.Pid,
 	}
 	return ch, outR, errR, nil

@@ -160,6 +160,7 @@ func (s *stdioConn) handshake(ctx context.Context) error {
 // its calls in flight (they see dead) and tells the actor.
 func (s *stdioConn) wait(ch *child) {
 	err := ch.proc.wait()
+	close(ch.exited)
 	// Its output is read to its end first, so that an answer it wrote
 	// before it exited is the answer (the reaper ends every process that
 	// could hold the pipe; the bound is for one that escaped it).

@@ -87,7 +87,11 @@ type Options struct {
 	// under a supervisor that restarts it when it exits or stops
 	// answering (docs/design.md §10d). Linux only.
 	Command string
-	// Args are the program's arguments, each passed as it is.
+	// Args are the program's arguments, each passed as it is, but for
+	// "${WYMCP_CALLER}", which is replaced (here and in Env's values) by
+	// "shared", or with PerCaller by the caller's tag (16 hex digits of a
+	// hash of its identity): a server that keeps its state in a file then
+	// keeps each caller's in a file of its own.
 	Args []string
 	// Env is the child's whole environment, with PATH (the gateway's own,
 	// unless Env sets it) and the variables InheritEnv names: the child
