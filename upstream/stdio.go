@@ -85,7 +85,7 @@ type child struct {
 	// readDone is closed when its stdout has been read to its end, and
 	// exited when its process has ended.
 	readDone, exited chan struct{}
-	pidNum   int
+	pidNum           int
 }
 
 // pending is one request in flight on a child.
