@@ -185,13 +185,6 @@ func (cs *callerConns) reap() {
 	}
 }
 
-// callers is the number of callers with a child.
-func (cs *callerConns) callers() int {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return len(cs.by)
-}
-
 func (cs *callerConns) close() error {
 	cs.mu.Lock()
 	if cs.closed {

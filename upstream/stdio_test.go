@@ -324,6 +324,36 @@ func TestStdioPerCaller(t *testing.T) {
 	}
 }
 
+// PerCaller at MaxCallers children, each with a call in progress: a new
+// caller is answered at once, busy (§10a's row).
+func TestStdioPerCallerBusy(t *testing.T) {
+	t.Parallel()
+	o := stdioOpts(t, "legacy")
+	o.PerCaller, o.MaxCallers = true, 1
+	o.CallTimeout = time.Minute
+	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Caller a's call hangs until the test ends (its client leaves).
+		_ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`).With("X-Forwarded-For", "192.0.2.1"))
+	}()
+	// Until a's call holds the one child, b's calls take it (each then
+	// idle, a's call takes it back); once it does, b is answered busy.
+	const busy = "Upstream fake runs a process for each of 1 callers, its limit, and each has a call in progress; retry later."
+	for {
+		rep := g.Send(t, mcptest.ToolCall("g_echo", `{"text":"b"}`).With("X-Forwarded-For", "192.0.2.2"))
+		text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
+		if text == busy {
+			ocToolError(t, rep, busy)
+			return
+		}
+		if text != "b" {
+			t.Fatalf("answer %q", text)
+		}
+	}
+}
+
 // Options.Validate's refusals of a stdio upstream.
 func TestStdioValidate(t *testing.T) {
 	t.Parallel()

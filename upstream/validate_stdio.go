@@ -18,7 +18,7 @@ func (o *Options) validateStdio() error {
 	}
 	switch {
 	case o.Command == "":
-		return bad("URL", "is required (or Command, for an upstream the gateway runs)")
+		return bad("URL", "is required")
 	case o.URL != "":
 		return bad("Command", "%q and URL %q are both given; an upstream is one or the other", o.Command, o.URL)
 	case runtime.GOOS != "linux":
