@@ -20,7 +20,7 @@ func (o *Options) validateStdio() error {
 	case o.Command == "":
 		return bad("URL", "is required")
 	case o.URL != "":
-		return bad("Command", "%q and URL %q are both given; an upstream is one or the other", o.Command, o.URL)
+		return bad("Command", "is given with a URL: an upstream is a program the gateway runs or a server at a URL, not both")
 	case runtime.GOOS != "linux":
 		return bad("Command", "stdio upstreams need Linux (their cleanup is Linux's)")
 	case strings.ContainsRune(o.Command, 0):
@@ -52,7 +52,7 @@ func (o *Options) validateStdio() error {
 	if o.MaxCallers < 0 {
 		return bad("MaxCallers", "%d is negative", o.MaxCallers)
 	} else if o.MaxCallers != 0 && !o.PerCaller {
-		return bad("MaxCallers", "is for PerCaller")
+		return bad("MaxCallers", "applies only with PerCaller")
 	}
 	// What only an HTTP upstream has: given for a child, it would be
 	// silently ignored.

@@ -62,6 +62,13 @@ type overrideEntry struct {
 type upstreamEntry struct {
 	Name             string                    `yaml:"name"`
 	URL              string                    `yaml:"url"`
+	Command          string                    `yaml:"command"`
+	Args             []string                  `yaml:"args"`
+	Env              map[string]string         `yaml:"env"`
+	InheritEnv       []string                  `yaml:"inheritEnv"`
+	Dir              string                    `yaml:"dir"` // relative to the file's directory
+	Sessions         string                    `yaml:"sessions"`
+	MaxCallers       count                     `yaml:"maxCallers"`
 	Prefix           string                    `yaml:"prefix"`
 	Include          []string                  `yaml:"include"`
 	Exclude          []string                  `yaml:"exclude"`
@@ -162,6 +169,12 @@ func parseUpstreams(file string, data []byte, authOn bool) (*upstreamsConfig, er
 		return nil, ce
 	}
 	cfg := &upstreamsConfig{file: file, upstreams: doc.Upstreams, servers: doc.Servers, lines: lines}
+	for _, e := range doc.Upstreams {
+		if e != nil && e.Dir != "" && !filepath.IsAbs(e.Dir) {
+			// As a credentials file is: relative to the file's directory.
+			e.Dir, _ = filepath.Abs(filepath.Join(filepath.Dir(file), e.Dir))
+		}
+	}
 	if _, ok := lines["upstreams"]; !ok {
 		return nil, cfg.at("upstreams", "missing (write upstreams: [] for none)")
 	}
@@ -199,6 +212,10 @@ func (e *upstreamEntry) check(authOn bool) (key, msg string) {
 		return "credentials." + another, "credentials already has " + kind + "; give one kind"
 	case oauth != nil && oauth.ClientSecretFile == "":
 		return "credentials." + kind + ".clientSecretFile", "missing"
+	case e.Sessions != "" && e.Sessions != "shared" && e.Sessions != "perCaller":
+		return "sessions", fmt.Sprintf("%q is neither shared nor perCaller", e.Sessions)
+	case e.MaxCallers != 0 && e.Sessions != "perCaller":
+		return "maxCallers", "applies only with sessions: perCaller"
 	case e.Refresh > 0 && e.Refresh < duration(time.Second):
 		// A typo (1ms) must not turn into a tools/list storm.
 		return "refresh", fmt.Sprintf("%v is below 1s (0: the upstream's ttlMs)", time.Duration(e.Refresh))
@@ -269,7 +286,7 @@ var fieldPart = regexp.MustCompile(`\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.?(\w+)`)
 
 // fileKeys are the keys of the fields whose key is not their name with its
 // first letter lowercased.
-var fileKeys = map[string]string{"URL": "url", "Views": "servers", "BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval"}
+var fileKeys = map[string]string{"URL": "url", "Views": "servers", "BreakerMinCalls": "breaker.minCalls", "BreakerProbeInterval": "breaker.probeInterval", "PerCaller": "sessions"}
 
 // keyOf is the key path of the file that sets a field (Views[1].Tools[0]:
 // servers[1].tools[0]; Upstreams[0].Overrides["a.b"].Name:
@@ -347,7 +364,7 @@ func (e *upstreamEntry) fingerprint() string {
 func (e *upstreamEntry) options() upstream.Options {
 	o := upstream.Options{Credentials: e.creds, BreakerMinCalls: int(e.Breaker.MinCalls),
 		BreakerProbeInterval: time.Duration(e.Breaker.ProbeInterval), RetryIdempotent: e.Retries.Idempotent,
-		Allow: e.Allow.rule(), RateLimit: e.RateLimit.limit()}
+		Allow: e.Allow.rule(), RateLimit: e.RateLimit.limit(), PerCaller: e.Sessions == "perCaller"}
 	if e.Overrides != nil {
 		o.Overrides = make(map[string]upstream.Override, len(e.Overrides))
 		for name, ov := range e.Overrides {

@@ -14,7 +14,7 @@ import (
 // ignored; this test names it instead.
 func TestUpstreamEntryReachesOptions(t *testing.T) {
 	t.Parallel()
-	byHand := map[string]bool{"Breaker": true, "Retries": true, "Credentials": true, "Overrides": true, "Guard": true}
+	byHand := map[string]bool{"Breaker": true, "Retries": true, "Credentials": true, "Overrides": true, "Guard": true, "Sessions": true}
 	entry, opts := reflect.TypeFor[upstreamEntry](), reflect.TypeFor[upstream.Options]()
 	for f := range entry.Fields() {
 		if !f.IsExported() || byHand[f.Name] {

@@ -150,6 +150,14 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{head + "    overrides:\n      echo:\n        annotations: {readOnlyHint: yes}\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.annotations.readOnlyHint: want true or false`},
 		{head + "    overrides:\n      echo:\n        annotations: {readonlyHint: true}\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.annotations.readonlyHint: unknown key`},
 		{head + "    overrides:\n      echo:\n        description: [a]\n", `-upstreams u.yaml:6: upstreams[0].overrides.echo.description: want a string`},
+		{head + "    command: x\n", `-upstreams u.yaml:4: upstreams[0].command: is given with a URL: an upstream is a program the gateway runs or a server at a URL, not both`},
+		{"upstreams:\n  - name: a\n    command: x\n    env: {'A=B': c}\n", `-upstreams u.yaml:4: upstreams[0].env.A=B: is not an environment variable's name (letters, digits and '_', not first a digit)`},
+		{"upstreams:\n  - name: a\n    command: x\n    args: x\n", `-upstreams u.yaml:4: upstreams[0].args: string was used where sequence is expected`},
+		{"upstreams:\n  - name: a\n    command: x\n    sessions: each\n", `-upstreams u.yaml:4: upstreams[0].sessions: "each" is neither shared nor perCaller`},
+		{"upstreams:\n  - name: a\n    command: x\n    maxCallers: 3\n", `-upstreams u.yaml:4: upstreams[0].maxCallers: applies only with sessions: perCaller`},
+		{"upstreams:\n  - name: a\n    command: x\n    maxConns: 3\n", `-upstreams u.yaml:4: upstreams[0].maxConns: an upstream the gateway runs has one pipe, not connections (MaxInFlight bounds its calls)`},
+		{head + "    sessions: perCaller\n", `-upstreams u.yaml:4: upstreams[0].sessions: is for an upstream the gateway runs (Command), not one at a URL`},
+		{head + "    env: {A: b}\n", `-upstreams u.yaml:4: upstreams[0].env: is for an upstream the gateway runs (Command), not one at a URL`},
 		{head + "   bad: x\n", `-upstreams u.yaml:4: not valid YAML: value is not allowed in this context`},
 		{"upstreams:\n  - name: a\n    name: b\n", `-upstreams u.yaml:3: not valid YAML: mapping key "name" already defined at [2:5]`},
 		{"upstreams:\n\t- name: a\n", `-upstreams u.yaml:2: not valid YAML: a tab in the indentation; YAML indents with spaces`},
@@ -177,6 +185,18 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
 		}
+	}
+}
+
+// A stdio upstream's dir is relative to the file's directory.
+func TestUpstreamsStdioDir(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseUpstreams("/srv/gw/u.yaml", []byte("upstreams:\n  - {name: a, command: x, dir: data}\n  - {name: b, command: x, dir: /abs}\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.upstreams[0].options().Dir, cfg.upstreams[1].options().Dir; a != "/srv/gw/data" || b != "/abs" {
+		t.Fatalf("dirs %q, %q", a, b)
 	}
 }
 
@@ -288,8 +308,14 @@ func TestUpstreamsExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.upstreams) != 2 {
-		t.Fatalf("%d upstreams, want 2", len(cfg.upstreams))
+	if len(cfg.upstreams) != 3 {
+		t.Fatalf("%d upstreams, want 3", len(cfg.upstreams))
+	}
+	wantStdio := upstream.Options{Name: "memory", Prefix: "mem_", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"},
+		Env: map[string]string{"MEMORY_FILE_PATH": "/var/lib/wymcp/memory/${WYMCP_CALLER}.jsonl"}, InheritEnv: []string{"HOME"},
+		Dir: "/var/lib/wymcp", PerCaller: true, MaxCallers: 64}
+	if got := cfg.upstreams[2].options(); !reflect.DeepEqual(got, wantStdio) {
+		t.Errorf("upstreams[2]:\n got %+v\nwant %+v", got, wantStdio)
 	}
 	ev, docs := cfg.upstreams[0], cfg.upstreams[1]
 	yes, no := true, false
