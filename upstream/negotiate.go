@@ -39,7 +39,11 @@ func (c *client) negotiate(ctx context.Context) error {
 func (c *client) discover(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
 	defer cancel()
-	c.setVersion(wire.Version)
+	if c.version != wire.Version {
+		// Set once: a restarted stdio child's handshake asks again
+		// while calls read it.
+		c.setVersion(wire.Version)
+	}
 	id := c.ids.Add(1)
 	body := c.appendHead(nil, id, wire.MethodDiscover)
 	body = append(body, `,"params":{"_meta":`...)

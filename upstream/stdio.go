@@ -657,7 +657,7 @@ func (s *stdioConn) close() error {
 	s.closing = true
 	s.ready = nil
 	s.mu.Unlock()
-	if s.sys == nil {
+	if s.sys == nil || s.pid == nil {
 		return nil
 	}
 	_, _ = s.sys.Root.StopFuture(s.pid).Result()

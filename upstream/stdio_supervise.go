@@ -40,7 +40,12 @@ func (a childActor) Receive(ctx actor.Context) {
 		// killed already; one that exited is gone.
 		if ch := s.disown(); ch != nil {
 			ch.kill(errors.New("the gateway restarted it"))
-			<-ch.dead
+			select {
+			case <-ch.dead:
+			case <-time.After(stopGrace):
+				ch.proc.killReaper()
+				<-ch.dead
+			}
 		}
 	case *actor.Stopping:
 		if ch := s.disown(); ch != nil {

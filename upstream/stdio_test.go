@@ -137,27 +137,34 @@ func TestStdioNoise(t *testing.T) {
 // at once, unavailable; then the new child serves.
 func TestStdioChildExits(t *testing.T) {
 	defer upstream.SetStdioSupervision(2*time.Second, 5, time.Minute)()
-	o := stdioOpts(t, "legacy")
-	o.CallTimeout = time.Minute
-	g := newOCGateway(t, nil, o)
-	starts := upstream.WatchStdioStarts(g.ups[0])
-	exited := stdioExited("fake")
+	for _, mode := range []string{"legacy", "modern"} {
+		t.Run(mode, func(t *testing.T) {
+			o := stdioOpts(t, mode)
+			o.CallTimeout = time.Minute
+			g := newOCGateway(t, nil, o)
+			starts := upstream.WatchStdioStarts(g.ups[0])
+			exited := stdioExited("fake")
 
-	hung := make(chan mcptest.Reply, 1)
-	go func() { hung <- stdioCall(t, g, "g_hang", `{}`) }()
-	// The hang call is in flight once a call after it is answered: the
-	// child reads its lines in order.
-	ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"x"}`), "x", false)
-	ocToolError(t, stdioCall(t, g, "g_crash", `{}`), exited)
-	ocToolError(t, <-hung, exited)
-	ocUnavailable(t, stdioCall(t, g, "g_echo", `{"text":"y"}`), 0, 2*time.Second)
+			hung := make(chan mcptest.Reply, 1)
+			go func() { hung <- stdioCall(t, g, "g_hang", `{}`) }()
+			// The hang call is in flight once a call after it is
+			// answered: the child reads its lines in order.
+			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"x"}`), "x", false)
+			ocToolError(t, stdioCall(t, g, "g_crash", `{}`), exited)
+			ocToolError(t, <-hung, exited)
+			ocUnavailable(t, stdioCall(t, g, "g_echo", `{"text":"y"}`), 0, 2*time.Second)
 
-	select {
-	case <-starts:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child was not restarted")
+			select {
+			case <-starts:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the child was not restarted")
+			}
+			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"again"}`), "again", false)
+			if v := g.ups[0].Version(); v != map[string]string{"legacy": "2025-11-25", "modern": "2026-07-28"}[mode] {
+				t.Fatalf("revision %s after the restart", v)
+			}
+		})
 	}
-	ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"again"}`), "again", false)
 }
 
 // Past its restart budget the upstream is down: logged at Error, its
