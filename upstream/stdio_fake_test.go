@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +73,8 @@ type fakeServer struct {
 	stall   chan struct{}
 	// cancelled are the request ids of the notifications/cancelled read.
 	cancelled chan string
+	// hangs counts the hang calls received.
+	hangs atomic.Int64
 }
 
 func (f *fakeServer) send(v string) {
@@ -164,7 +167,7 @@ func (f *fakeServer) handle(m fakeMsg) {
 		f.result(m.ID, `{}`)
 	case "tools/list":
 		var tools []string
-		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise", "cancels"} {
+		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise", "cancels", "hangs"} {
 			tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
 		}
 		res := `{"tools":[` + strings.Join(tools, ",") + `]`
@@ -212,6 +215,9 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 	case "crash":
 		os.Exit(3)
 	case "hang":
+		f.hangs.Add(1)
+	case "hangs":
+		f.result(m.ID, fakeText(strconv.FormatInt(f.hangs.Load(), 10), false))
 	case "big":
 		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + fakeText(strings.Repeat("x", n), false) + `}`)
 	case "ask":

@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,7 +51,7 @@ func TestStdioCalls(t *testing.T) {
 			if v := g.ups[0].Version(); v != want {
 				t.Fatalf("negotiated %s, want %s", v, want)
 			}
-			if n := len(g.ups[0].Tools()); n != 13 {
+			if n := len(g.ups[0].Tools()); n != 14 {
 				t.Fatalf("%d tools", n)
 			}
 			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"hi"}`), "hi", false)
@@ -274,6 +275,46 @@ func TestStdioStalledChild(t *testing.T) {
 	}
 	ocExpectText(t, stdioCall(t, g, "o_echo", `{"text":"free"}`), "free", false)
 	wg.Wait()
+}
+
+// The child's elicitation during a call is relayed to a 2025-era client
+// when that call is the only one in flight on the child (whose it is is
+// certain), and declined when another is in flight too.
+func TestStdioElicitation(t *testing.T) {
+	t.Parallel()
+	o := stdioOpts(t, "legacy")
+	o.CallTimeout = time.Minute
+	u := rtConnect(t, o)
+	g := rtServe(t, &wymcp.Options{Versions: []string{"2026-07-28", "2025-11-25"}}, u.Tools())
+	var asked []string
+	res := rtLegacyCall(t, g.URL, "g_ask", `{}`, func(method string, params json.RawMessage) string {
+		asked = append(asked, method+" "+string(params))
+		return `{"action":"accept","content":{"name":"Ada"}}`
+	})
+	if text, isErr := rtLegacyText(t, res); text != `{"action":"accept","content":{"name":"Ada"}}` || isErr {
+		t.Fatalf("answer %q (isError %v)", text, isErr)
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], `elicitation/create {"message":"Your name?"`) {
+		t.Fatalf("the client was asked %q", asked)
+	}
+
+	// Another call in flight: whose call asks is not certain.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`)) }()
+	for {
+		rep := g.Send(t, mcptest.ToolCall("g_hangs", `{}`))
+		if text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1")); text == "1" {
+			break
+		}
+	}
+	res = rtLegacyCall(t, g.URL, "g_ask", `{}`, func(string, json.RawMessage) string {
+		t.Error("the client was asked")
+		return `{"action":"accept","content":{}}`
+	})
+	if text, _ := rtLegacyText(t, res); text != `{"action":"decline"}` {
+		t.Fatalf("answer %q", text)
+	}
 }
 
 // A call that times out is cancelled on the pipe: notifications/cancelled
