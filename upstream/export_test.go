@@ -44,3 +44,15 @@ func SetStdioSupervision(first time.Duration, budget int, down time.Duration) (r
 	restartFirst, restartBudget, downWait = first, budget, down
 	return func() { restartFirst, restartBudget, downWait = f, b, d }
 }
+
+// StdioPID returns the pid of the stdio upstream u's ready child (its
+// reaper's), 0 when none is ready.
+func StdioPID(u *Upstream) int {
+	s := u.c.stdio
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		return 0
+	}
+	return s.ready.pidNum
+}
