@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -65,7 +66,7 @@ func (g *Gateway) connect(ctx context.Context, list []upstream.Options) []*live 
 			u, err := dial(ctx, o)
 			if err != nil {
 				g.logger.Warn("upstream not connected; the others are served, and it is tried again in the background",
-					"upstream", o.Name, "url", o.URL, "err", err.Error(), "retry_in", firstRetry)
+					"upstream", o.Name, "url", cmp.Or(o.URL, "stdio:"+o.Command), "err", err.Error(), "retry_in", firstRetry)
 			}
 			out[i] = &live{o: o, u: u}
 		})
@@ -271,5 +272,5 @@ func (g *Gateway) Close() {
 
 // logAttrs describe l in the log.
 func (l *live) logAttrs() []any {
-	return []any{"upstream", l.o.Name, "url", l.o.URL, "version", l.u.Version(), "tools", len(l.u.Tools()), "prefix", l.o.Prefix}
+	return []any{"upstream", l.o.Name, "url", cmp.Or(l.o.URL, "stdio:"+l.o.Command), "version", l.u.Version(), "tools", len(l.u.Tools()), "prefix", l.o.Prefix}
 }

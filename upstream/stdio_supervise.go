@@ -25,7 +25,7 @@ func (a childActor) Receive(ctx actor.Context) {
 	s := a.s
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if err := s.start(); err != nil {
+		if err := s.start(ctx.ActorSystem(), ctx.Self()); err != nil {
 			panic(err)
 		}
 	case *childExited:
@@ -85,7 +85,7 @@ func newActorSystem() *actor.ActorSystem {
 // start runs a new child and its handshake: the revision negotiated the
 // first time (Connect's), the same one each time after. The child is
 // ready, and calls go to it, once the handshake is done.
-func (s *stdioConn) start() error {
+func (s *stdioConn) start(sys *actor.ActorSystem, self *actor.PID) error {
 	s.mu.Lock()
 	closing := s.closing
 	s.mu.Unlock()
@@ -102,7 +102,7 @@ func (s *stdioConn) start() error {
 	s.mu.Unlock()
 	go s.read(ch, out)
 	go s.stderr(ch.pidNum, errOut)
-	go s.wait(ch)
+	go s.wait(ch, func() { sys.Root.Send(self, &childExited{ch: ch}) })
 	ctx, cancel := context.WithTimeout(context.WithValue(own(context.Background()), handshakeKey{}, ch), s.c.connectTimeout)
 	defer cancel()
 	if err := s.handshake(ctx); err != nil {
@@ -163,7 +163,7 @@ func (s *stdioConn) handshake(ctx context.Context) error {
 
 // wait waits for the child to exit and its output to be read, then fails
 // its calls in flight (they see dead) and tells the actor.
-func (s *stdioConn) wait(ch *child) {
+func (s *stdioConn) wait(ch *child, tell func()) {
 	err := ch.proc.wait()
 	close(ch.exited)
 	// Its output is read to its end first, so that an answer it wrote
@@ -189,9 +189,7 @@ func (s *stdioConn) wait(ch *child) {
 	}
 	s.mu.Unlock()
 	close(ch.dead)
-	if s.sys != nil {
-		s.sys.Root.Send(s.pid, &childExited{ch: ch})
-	}
+	tell()
 }
 
 // stopChild stops a child the gateway no longer needs (Close, a reload

@@ -14,6 +14,15 @@
 // requestState sealed inside the server's own. Every other upstream
 // outcome has one specified answer (docs/design.md §10a).
 //
+// An upstream may also be a program the gateway runs and speaks MCP to on
+// its stdin and stdout ([Options.Command]), supervised and restarted
+// (docs/design.md §10d). Its child's parent is a reaper: the program's own
+// executable (/proc/self/exe) started again, which this package's init
+// turns into the reaper before main runs, whatever program embeds the
+// library; nothing is the embedder's to call. The package inits that run
+// before this package's (its dependencies') run in the reaper too, so
+// they must do nothing outside their process.
+//
 // The upstream is called with the gateway's own [Credentials], never the
 // client's token. A circuit breaker answers a dead upstream's tools at
 // once, and lets a call through now and then to learn when it is back; a
