@@ -382,24 +382,20 @@ func TestStdioPerCallerBusy(t *testing.T) {
 	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		// Caller a's call hangs until the test ends (its client leaves).
-		_ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`).With("X-Forwarded-For", "192.0.2.1"))
-	}()
-	// Until a's call holds the one child, b's calls take it (each then
-	// idle, a's call takes it back); once it does, b is answered busy.
-	const busy = "Upstream fake runs a process for each of 1 callers, its limit, and each has a call in progress; retry later."
+	as := func(who, tool string) mcptest.Reply {
+		t.Helper()
+		return g.Send(t, mcptest.ToolCall(tool, `{}`).With("X-Forwarded-For", who))
+	}
+	// Caller a takes the one child, then a call of a's hangs on it until
+	// the test ends (its client leaves).
+	ocExpectText(t, as("192.0.2.1", "g_hangs"), "0", false)
+	go func() { _ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`).With("X-Forwarded-For", "192.0.2.1")) }()
 	for {
-		rep := g.Send(t, mcptest.ToolCall("g_echo", `{"text":"b"}`).With("X-Forwarded-For", "192.0.2.2"))
-		text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
-		if text == busy {
-			ocToolError(t, rep, busy)
-			return
-		}
-		if text != "b" {
-			t.Fatalf("answer %q", text)
+		if text, _ := mcptest.ToolText(t, as("192.0.2.1", "g_hangs").ExpectResult(t, "1")); text == "1" {
+			break
 		}
 	}
+	ocToolError(t, as("192.0.2.2", "g_echo"), "Upstream fake runs a process for each of 1 callers, its limit, and each has a call in progress; retry later.")
 }
 
 // Options.Validate's refusals of a stdio upstream.
