@@ -94,6 +94,9 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 	if c.closed.Load() {
 		return &failure{kind: kindClosed}
 	}
+	if c.stdio != nil {
+		return c.stdio.follow(ctx, opened, changed)
+	}
 	var (
 		hreq *http.Request
 		err  error

@@ -64,7 +64,11 @@ func (c *client) discover(ctx context.Context) (bool, error) {
 	if !contains(list, wire.Version) {
 		return false, fmt.Errorf("it serves %v", list)
 	}
-	c.listChanged = advertisesListChanged(m.result)
+	if v := advertisesListChanged(m.result); v != c.listChanged {
+		// Written only when it changes: a restarted stdio child's
+		// handshake asks again while Watch may read it.
+		c.listChanged = v
+	}
 	return true, nil
 }
 

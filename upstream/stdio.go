@@ -56,6 +56,9 @@ type stdioConn struct {
 	perCaller bool
 	// ownSys: sys is this conn's to shut down (not a shared one's).
 	ownSys bool
+	// changed, while Watch follows the child (follow), is told of each
+	// notifications/tools/list_changed and of each new child.
+	changed func()
 
 	// answering bounds the goroutines answering the child's own requests
 	// that no call can take.
@@ -516,6 +519,10 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			}
 		}
 	case m.id == nil:
+		if m.method == "notifications/tools/list_changed" {
+			s.tellChanged()
+			return
+		}
 		if m.method != "notifications/progress" {
 			return
 		}
@@ -554,6 +561,34 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			}
 		}
 		s.answerAlone(ch, m)
+	}
+}
+
+// follow is a stdio upstream's change stream (changes.go): the child's
+// notifications/tools/list_changed come on its stdout, and a new child may
+// list other tools; both call changed until ctx ends.
+func (s *stdioConn) follow(ctx context.Context, opened, changed func()) error {
+	s.mu.Lock()
+	s.changed = changed
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.changed = nil
+		s.mu.Unlock()
+	}()
+	opened()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// tellChanged tells Watch, when it follows, that the tools may have
+// changed.
+func (s *stdioConn) tellChanged() {
+	s.mu.Lock()
+	f := s.changed
+	s.mu.Unlock()
+	if f != nil {
+		f()
 	}
 }
 

@@ -75,6 +75,8 @@ type fakeServer struct {
 	cancelled chan string
 	// hangs counts the hang calls received.
 	hangs atomic.Int64
+	// announced: the announce tool was called; tools/list has extra.
+	announced atomic.Bool
 }
 
 func (f *fakeServer) send(v string) {
@@ -156,7 +158,11 @@ func fakeStdio(mode string) {
 func (f *fakeServer) handle(m fakeMsg) {
 	switch m.Method {
 	case "initialize":
-		f.result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake-stdio","version":"1"}}`)
+		caps := `{"tools":{}}`
+		if os.Getenv("WYMCP_FAKE_LISTCHANGED") != "" {
+			caps = `{"tools":{"listChanged":true}}`
+		}
+		f.result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"fake-stdio","version":"1"}}`)
 	case "server/discover":
 		if !f.modern {
 			f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
@@ -167,8 +173,11 @@ func (f *fakeServer) handle(m fakeMsg) {
 		f.result(m.ID, `{}`)
 	case "tools/list":
 		var tools []string
-		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise", "cancels", "hangs"} {
+		for _, n := range []string{"echo", "slow", "progress", "fail", "crash", "hang", "big", "ask", "pid", "spawn", "stall", "noise", "cancels", "hangs", "announce"} {
 			tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
+		}
+		if f.announced.Load() {
+			tools = append(tools, `{"name":"extra","inputSchema":{"type":"object"}}`)
 		}
 		res := `{"tools":[` + strings.Join(tools, ",") + `]`
 		if f.modern {
@@ -216,6 +225,10 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 		os.Exit(3)
 	case "hang":
 		f.hangs.Add(1)
+	case "announce":
+		f.announced.Store(true)
+		f.result(m.ID, fakeText("announced", false))
+		f.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	case "hangs":
 		f.result(m.ID, fakeText(strconv.FormatInt(f.hangs.Load(), 10), false))
 	case "big":

@@ -122,6 +122,8 @@ func (s *stdioConn) start(sys *actor.ActorSystem, self *actor.PID) error {
 	}
 	s.mu.Unlock()
 	go s.health(ch)
+	// A new child may list other tools than the last.
+	s.tellChanged()
 	s.c.log.Info("upstream child started", "upstream", s.c.name, "pid", ch.pidNum, "version", s.c.version)
 	s.opened(nil)
 	return nil

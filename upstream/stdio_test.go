@@ -15,6 +15,7 @@ import (
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
+	"github.com/wymcp/wymcp/tools"
 	"github.com/wymcp/wymcp/upstream"
 )
 
@@ -51,7 +52,7 @@ func TestStdioCalls(t *testing.T) {
 			if v := g.ups[0].Version(); v != want {
 				t.Fatalf("negotiated %s, want %s", v, want)
 			}
-			if n := len(g.ups[0].Tools()); n != 14 {
+			if n := len(g.ups[0].Tools()); n != 15 {
 				t.Fatalf("%d tools", n)
 			}
 			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"hi"}`), "hi", false)
@@ -314,6 +315,35 @@ func TestStdioElicitation(t *testing.T) {
 	})
 	if text, _ := rtLegacyText(t, res); text != `{"action":"decline"}` {
 		t.Fatalf("answer %q", text)
+	}
+}
+
+// A child's notifications/tools/list_changed has Watch read its tools at
+// once (docs/design.md §10e), not at the next refresh.
+func TestStdioListChanged(t *testing.T) {
+	t.Parallel()
+	o := stdioOpts(t, "legacy")
+	o.Env["WYMCP_FAKE_LISTCHANGED"] = "1"
+	o.Refresh = time.Hour
+	g := newOCGateway(t, nil, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan int, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.ups[0].Watch(ctx, func(ts []*tools.Tool) { changed <- len(ts) })
+	}()
+	defer func() { cancel(); <-done }()
+	ocExpectText(t, stdioCall(t, g, "g_announce", `{}`), "announced", false)
+	for {
+		select {
+		case n := <-changed:
+			if n == 16 {
+				return
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the change was not read")
+		}
 	}
 }
 
