@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
@@ -441,12 +442,28 @@ func truncate(s string, n int) string {
 }
 
 // ruleName is what listSum knows a rule by: its text when it has one (a
-// policy rule's expression), else its type and value, so that a set whose
-// rules changed tells the listen streams (a set rebuilt with the same
-// rules may tell them once more than needed).
+// policy rule's expression); else, for a rule held by reference (a
+// pointer, a func), its type and address, never what it points to, which
+// the embedder may change under its own lock while the set is built; else
+// its type and value when that value holds no reference, and otherwise
+// its type and a name of its own, so that the set tells the listen
+// streams once more than needed rather than reading what it must not. A
+// set whose rules changed tells the listen streams (one rebuilt with the
+// same rules may tell them once more than needed).
 func ruleName(r any) string {
 	if s, ok := r.(fmt.Stringer); ok {
 		return fmt.Sprintf("%T\x00%s", r, s.String())
 	}
-	return fmt.Sprintf("%T\x00%v", r, r)
+	switch v := reflect.ValueOf(r); v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.UnsafePointer:
+		return fmt.Sprintf("%T\x00%#x", r, v.Pointer())
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return fmt.Sprintf("%T\x00%v", r, v)
+	}
+	return fmt.Sprintf("%T\x00#%d", r, ruleNames.Add(1))
 }
+
+// ruleNames numbers the rules ruleName cannot name by their value.
+var ruleNames atomic.Uint64
