@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -78,4 +81,40 @@ func (g Guard) check() (key, msg string) {
 		return "rateLimit.per", "missing or 0: write rateLimit: {calls: N, per: DURATION}, such as per: 1m"
 	}
 	return "", ""
+}
+
+// nullGuards refuses an allow or a rateLimit key of cfg written without a
+// value (allow: and nothing after it, or ~): read as no key, it would
+// allow every caller where the operator meant to restrict them.
+func nullGuards(cfg *upstreamsConfig) error {
+	for i, e := range cfg.upstreams {
+		at := fmt.Sprintf("upstreams[%d]", i)
+		if err := cfg.nullGuard(e.Guard, at); err != nil {
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(e.Overrides)) {
+			if ov := e.Overrides[name]; ov != nil {
+				if err := cfg.nullGuard(ov.Guard, at+"."+keyChild("overrides", name)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for i, s := range cfg.servers {
+		if err := cfg.nullGuard(s.Guard, fmt.Sprintf("servers[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nullGuard refuses g's keys present under at without a value.
+func (c *upstreamsConfig) nullGuard(g Guard, at string) error {
+	if _, ok := c.lines[at+".allow"]; ok && g.Allow == nil {
+		return c.at(at+".allow", "want a CEL expression, got null (a rule left empty would allow every caller)")
+	}
+	if _, ok := c.lines[at+".rateLimit"]; ok && g.RateLimit == nil {
+		return c.at(at+".rateLimit", "want a mapping, got null: write rateLimit: {calls: N, per: DURATION}")
+	}
+	return nil
 }
