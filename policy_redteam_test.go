@@ -2,12 +2,16 @@ package wymcp_test
 
 import (
 	"context"
+	"math"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/access"
+	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/protocol"
 	"github.com/wymcp/wymcp/tools"
 )
@@ -65,5 +69,48 @@ func TestPolicyRuleNotRead(t *testing.T) {
 	<-done
 	if n := rule.Probe.reads.Load(); n != 0 {
 		t.Errorf("the rule's fields were formatted %d times", n)
+	}
+}
+
+// waitLimiter refuses every call with a fixed wait.
+type waitLimiter time.Duration
+
+func (w waitLimiter) Take(context.Context, string, access.Limit) (bool, time.Duration, error) {
+	return false, time.Duration(w), nil
+}
+
+// TestRateLimitRetryAfterBounds: whatever wait a Limiter returns, the
+// refusal's Retry-After is its whole seconds rounded up and at least 1,
+// and agrees with data.retryAfterMs: a wait near the largest Duration does
+// not overflow into "retry in 1 second".
+func TestRateLimitRetryAfterBounds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait   time.Duration
+		header string
+		ms     string
+	}{
+		{math.MaxInt64, "9223372037", "9223372036854"},
+		{math.MaxInt64 - 500*time.Millisecond, "9223372037", "9223372036354"},
+		{-time.Hour, "1", "1"},
+		{0, "1", "1"},
+		{time.Second, "1", "1000"},
+		{time.Second + time.Nanosecond, "2", "1000"},
+	} {
+		echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
+			func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+			tools.WithRateLimit(access.Limit{Calls: 1, Per: time.Minute})))
+		info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+		srv, err := wymcp.New(info, &wymcp.Options{Limiter: waitLimiter(tc.wait)}, echo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := mcptest.InMemory(srv, info).Send(t, mcptest.ToolCall("echo", `{}`))
+		rep.ExpectError(t, http.StatusTooManyRequests, -32603, "1")
+		want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Too many calls from this caller: retry later","data":{"retryAfterMs":` + tc.ms + `}}}`
+		if got := rep.Header.Get("Retry-After"); got != tc.header || string(rep.Raw) != want {
+			t.Errorf("wait %v: Retry-After %q, body %s\nwant %q, %s", tc.wait, got, rep.Raw, tc.header, want)
+		}
+		_ = srv.Shutdown(context.Background())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"sync"
 	"time"
 )
@@ -131,7 +132,12 @@ func (l *limiter) Take(_ context.Context, key string, lim Limit) (bool, time.Dur
 		b.tokens--
 		return true, 0, nil
 	}
-	wait := time.Duration((1 - b.tokens) * float64(lim.Per) / float64(lim.Calls))
+	// A wait past what a Duration holds (a Per near its largest) is the
+	// largest: converting it would be undefined.
+	wait := time.Duration(math.MaxInt64)
+	if w := (1 - b.tokens) * float64(lim.Per) / float64(lim.Calls); w < math.MaxInt64 {
+		wait = time.Duration(w)
+	}
 	return false, max(wait, time.Millisecond), nil
 }
 

@@ -51,7 +51,12 @@ func (h *Handler) rateLimit(ctx context.Context, r *http.Request, ref *toolRef) 
 		return nil
 	}
 	ms := max(after.Milliseconds(), 1)
-	secs := int64((after + time.Second - 1) / time.Second)
+	// Rounded up without adding to after, which near the largest
+	// Duration (a Limiter's "never") would overflow into "1 second".
+	secs := int64(after / time.Second)
+	if after%time.Second > 0 {
+		secs++
+	}
 	err := wire.Errorf(wire.CodeInternalError, errRateLimited).WithData(rateLimitData{RetryAfterMs: ms})
 	return reject(StageOverload, http.StatusTooManyRequests, err).with("Retry-After", strconv.FormatInt(max(secs, 1), 10))
 }
