@@ -114,3 +114,34 @@ func TestRateLimitRetryAfterBounds(t *testing.T) {
 		_ = srv.Shutdown(context.Background())
 	}
 }
+
+// TestRateLimitIPv6Prefix: without auth, a rate limit counts an IPv6
+// caller by its /64, as an upstream's shares do (docs/design.md §10b): a
+// host that holds the whole /64 does not get a new bucket per address;
+// another /64 and an IPv4 caller go on.
+func TestRateLimitIPv6Prefix(t *testing.T) {
+	t.Parallel()
+	echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
+		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+		tools.WithRateLimit(access.Limit{Calls: 1, Per: time.Hour})))
+	info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
+	srv, err := wymcp.New(info, &wymcp.Options{}, echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	from := func(addr string) *mcptest.Endpoint {
+		return mcptest.InMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.RemoteAddr = addr
+			srv.ServeHTTP(w, r)
+		}), info)
+	}
+	from("[2001:db8:1:2::1]:1000").Send(t, mcptest.ToolCall("echo", `{}`)).ExpectResult(t, "1")
+	rep := from("[2001:db8:1:2:ffff::9]:1000").Send(t, mcptest.ToolCall("echo", `{}`))
+	rep.ExpectError(t, http.StatusTooManyRequests, -32603, "1")
+	if rep.Header.Get("Retry-After") == "" {
+		t.Errorf("no Retry-After: %v", rep.Header)
+	}
+	from("[2001:db8:1:3::1]:1000").Send(t, mcptest.ToolCall("echo", `{}`)).ExpectResult(t, "1")
+	from("192.0.2.7:1000").Send(t, mcptest.ToolCall("echo", `{}`)).ExpectResult(t, "1")
+}

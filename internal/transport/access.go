@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -64,10 +65,17 @@ func (h *Handler) rateLimit(ctx context.Context, r *http.Request, ref *toolRef) 
 // limitCaller is who a rate limit counts: the authenticated caller's key
 // and client (two clients of one user hold different grants), else the
 // client's address (peer.go: behind trusted proxies, the one they
-// forwarded for).
+// forwarded for), an IPv6 one by its /64 as for an upstream's shares
+// (docs/design.md §10b): a host holds a whole /64, and would otherwise
+// pose as a new caller, with a full bucket, at each call.
 func (h *Handler) limitCaller(ctx context.Context, r *http.Request) string {
 	if id := caller.IdentityFrom(ctx); id != nil {
 		return id.Subject + "\x00" + id.Client
 	}
-	return "addr:" + clientAddress(r, h.trusted)
+	a := clientAddress(r, h.trusted)
+	if ip, err := netip.ParseAddr(a); err == nil && ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.WithZone("").Prefix(64)
+		a = p.String()
+	}
+	return "addr:" + a
 }
