@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,4 +145,44 @@ func TestRateLimitIPv6Prefix(t *testing.T) {
 	}
 	from("[2001:db8:1:3::1]:1000").Send(t, mcptest.ToolCall("echo", `{}`)).ExpectResult(t, "1")
 	from("192.0.2.7:1000").Send(t, mcptest.ToolCall("echo", `{}`)).ExpectResult(t, "1")
+}
+
+// TestPolicyRuleFuncChangeTold: tools set again with a rule that is
+// another closure of the same function (another caller allowed, the same
+// code) tell the listen streams: a func cannot be told apart from another
+// by its code, so a set with one always counts as changed.
+func TestPolicyRuleFuncChangeTold(t *testing.T) {
+	t.Parallel()
+	gate := func(who string) *tools.Tool {
+		return tools.Must(tools.NewRaw("gate", "Gated.", []byte(`{"type":"object"}`),
+			func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ok"), nil },
+			tools.WithAllow(access.RuleFunc(func(_ context.Context, req *access.Request) (bool, error) {
+				return req.Caller != nil && req.Caller.Subject == who, nil
+			}))))
+	}
+	// One call site: the two rules are one closure's code.
+	var gates []*tools.Tool
+	for _, who := range []string{"alice", "bob"} {
+		gates = append(gates, gate(who))
+	}
+	srv, err := wymcp.New(listenInfo, &wymcp.Options{ToolsChange: true}, gates[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	ep := &mcptest.Endpoint{URL: hs.URL, HTTP: hs.Client(), Info: listenInfo}
+	s := openListen(t, ep, listen("4", `{"toolsListChanged":true}`), "4", `{"toolsListChanged":true}`)
+	if err := srv.SetTools(gates[1]); err != nil {
+		t.Fatal(err)
+	}
+	// Shutdown tells a pending change before each stream's result.
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hs.CloseClientConnections()
+	if got := s.NextData(t); got != changedOf("4") {
+		t.Fatalf("got %s, want %s", got, changedOf("4"))
+	}
+	expectEnd(t, s, "4")
 }

@@ -441,21 +441,21 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// ruleName is what listSum knows a rule by: its text when it has one (a
-// policy rule's expression); else, for a rule held by reference (a
-// pointer, a func), its type and address, never what it points to, which
-// the embedder may change under its own lock while the set is built; else
-// its type and value when that value holds no reference, and otherwise
-// its type and a name of its own, so that the set tells the listen
-// streams once more than needed rather than reading what it must not. A
-// set whose rules changed tells the listen streams (one rebuilt with the
-// same rules may tell them once more than needed).
+// ruleName is what listSum knows a rule by, so that a set whose rules
+// changed tells the listen streams: its text when it has one (a policy
+// rule's expression); for a rule held by pointer (or a map, a chan), its
+// type and address, never what it points to, which the embedder may
+// change under its own lock while the set is built; its type and value
+// when that is a plain value (a string, a number); else, a func above all
+// (closures of one literal share their code, whatever they captured), a
+// name of its own each time, so that a set rebuilt with such a rule tells
+// the streams once more than needed rather than never.
 func ruleName(r any) string {
 	if s, ok := r.(fmt.Stringer); ok {
 		return fmt.Sprintf("%T\x00%s", r, s.String())
 	}
 	switch v := reflect.ValueOf(r); v.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.UnsafePointer:
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.UnsafePointer:
 		return fmt.Sprintf("%T\x00%#x", r, v.Pointer())
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
