@@ -23,8 +23,8 @@ type Update struct {
 	// compares what the file said (and the contents of its credential
 	// files), which Options alone cannot tell: Credentials is an
 	// interface, made anew by each read. Nil compares the Options field
-	// by field, Credentials, HTTPClient, Logger and the providers by
-	// identity.
+	// by field, Credentials, HTTPClient, Logger, the providers and the
+	// rules (Allow, each Override's) by identity.
 	Same func(current, next upstream.Options) bool
 	// Views, when not nil, replace the views' Tools patterns, Allow and
 	// RateLimit: one per view of Options.Views, the same paths in the
@@ -177,18 +177,42 @@ func (g *Gateway) newSelections(vs []View) ([]selection, error) {
 }
 
 // sameOptions is Update.Same's default: every field equal, those that
-// hold a live object by identity.
+// hold a live object by identity: the rules too (Allow, and each
+// Override's), which an embedder may change under its own lock, and
+// whose fields equal today say nothing of tomorrow.
 func sameOptions(a, b upstream.Options) bool {
 	if !sameObject(a.Credentials, b.Credentials) || a.HTTPClient != b.HTTPClient || a.Logger != b.Logger ||
-		!sameObject(a.TracerProvider, b.TracerProvider) || !sameObject(a.MeterProvider, b.MeterProvider) {
+		!sameObject(a.TracerProvider, b.TracerProvider) || !sameObject(a.MeterProvider, b.MeterProvider) ||
+		!sameObject(a.Allow, b.Allow) || len(a.Overrides) != len(b.Overrides) {
 		return false
+	}
+	for name, ov := range a.Overrides {
+		if other, ok := b.Overrides[name]; !ok || !sameObject(ov.Allow, other.Allow) {
+			return false
+		}
 	}
 	a.Credentials, b.Credentials = nil, nil
 	a.HTTPClient, b.HTTPClient = nil, nil
 	a.Logger, b.Logger = nil, nil
 	a.TracerProvider, b.TracerProvider = nil, nil
 	a.MeterProvider, b.MeterProvider = nil, nil
+	a.Allow, b.Allow = nil, nil
+	a.Overrides, b.Overrides = withoutRules(a.Overrides), withoutRules(b.Overrides)
 	return reflect.DeepEqual(a, b)
+}
+
+// withoutRules is a copy of ovs with no Allow, which sameOptions compares
+// by identity apart.
+func withoutRules(ovs map[string]upstream.Override) map[string]upstream.Override {
+	if ovs == nil {
+		return nil
+	}
+	out := make(map[string]upstream.Override, len(ovs))
+	for name, ov := range ovs {
+		ov.Allow = nil
+		out[name] = ov
+	}
+	return out
 }
 
 // sameObject compares two interface values by identity, never panicking
