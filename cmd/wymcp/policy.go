@@ -83,29 +83,30 @@ func (g Guard) check() (key, msg string) {
 	return "", ""
 }
 
-// nullGuards refuses an allow or a rateLimit key of cfg written without a
-// value (allow: and nothing after it, or ~): read as no key, it would
-// allow every caller where the operator meant to restrict them.
-func nullGuards(cfg *upstreamsConfig) error {
+// validGuards refuses an allow or a rateLimit key of cfg written without
+// a value (allow: and nothing after it, or ~): read as no key, it would
+// allow every caller where the operator meant to restrict them. Past
+// that, it is cfg.validated().
+func validGuards(cfg *upstreamsConfig) (*upstreamsConfig, error) {
 	for i, e := range cfg.upstreams {
 		at := fmt.Sprintf("upstreams[%d]", i)
 		if err := cfg.nullGuard(e.Guard, at); err != nil {
-			return err
+			return nil, err
 		}
 		for _, name := range slices.Sorted(maps.Keys(e.Overrides)) {
 			if ov := e.Overrides[name]; ov != nil {
 				if err := cfg.nullGuard(ov.Guard, at+"."+keyChild("overrides", name)); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
 	for i, s := range cfg.servers {
 		if err := cfg.nullGuard(s.Guard, fmt.Sprintf("servers[%d]", i)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return cfg.validated()
 }
 
 // nullGuard refuses g's keys present under at without a value.

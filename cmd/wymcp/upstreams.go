@@ -188,10 +188,7 @@ func parseUpstreams(file string, data []byte, authOn bool) (*upstreamsConfig, er
 			return nil, cfg.at(strings.TrimSuffix(fmt.Sprintf("servers[%d].%s", i, key), "."), msg)
 		}
 	}
-	if err := nullGuards(cfg); err != nil {
-		return nil, err
-	}
-	return cfg.validated()
+	return validGuards(cfg)
 }
 
 const (
