@@ -99,7 +99,9 @@ func TestRateLimitRetryAfterBounds(t *testing.T) {
 		{time.Second + time.Nanosecond, "2", "1000"},
 	} {
 		echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
-			func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+			func(context.Context, []byte) (*protocol.CallToolResult, error) {
+				return protocol.TextResult("ran"), nil
+			},
 			tools.WithRateLimit(access.Limit{Calls: 1, Per: time.Minute})))
 		info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
 		srv, err := wymcp.New(info, &wymcp.Options{Limiter: waitLimiter(tc.wait)}, echo)
@@ -123,7 +125,9 @@ func TestRateLimitRetryAfterBounds(t *testing.T) {
 func TestRateLimitIPv6Prefix(t *testing.T) {
 	t.Parallel()
 	echo := tools.Must(tools.NewRaw("echo", "Echoes.", []byte(`{"type":"object"}`),
-		func(context.Context, []byte) (*protocol.CallToolResult, error) { return protocol.TextResult("ran"), nil },
+		func(context.Context, []byte) (*protocol.CallToolResult, error) {
+			return protocol.TextResult("ran"), nil
+		},
 		tools.WithRateLimit(access.Limit{Calls: 1, Per: time.Hour})))
 	info := protocol.Implementation{Name: "wymcp-test", Version: "0.0.1"}
 	srv, err := wymcp.New(info, &wymcp.Options{}, echo)
