@@ -29,9 +29,9 @@ func (u *Upstream) RefreshInterval() time.Duration {
 	if u.opts.Refresh > 0 {
 		return u.opts.Refresh
 	}
-	u.mu.Lock()
-	wait := u.ttl
-	u.mu.Unlock()
+	// Never u.mu: it is held for a whole tools/list, which a slow
+	// upstream may make last its ConnectTimeout per page.
+	wait := time.Duration(u.ttl.Load())
 	if wait <= 0 {
 		return noTTLWatch
 	}

@@ -245,11 +245,13 @@ type Upstream struct {
 	c    *client
 	opts Options
 	// tools are the served tools, and raw the tools/list they were built
-	// from; mu serializes Refresh.
+	// from; mu serializes Refresh. ttl is the last tools/list's ttlMs, as
+	// nanoseconds: read without mu, since RefreshInterval must not wait
+	// for a tools/list under way (a gateway asks it under its own lock).
 	mu    sync.Mutex
 	tools atomic.Pointer[[]*tools.Tool]
 	raw   []byte
-	ttl   time.Duration
+	ttl   atomic.Int64
 }
 
 // Connect reaches the upstream, negotiates its revision and reads its
@@ -306,7 +308,7 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("upstream %s: tools/list: %w", u.opts.Name, err)
 	}
-	u.ttl = list.ttl
+	u.ttl.Store(int64(list.ttl))
 	if u.tools.Load() != nil && bytes.Equal(list.raw, u.raw) {
 		return false, nil
 	}
