@@ -98,8 +98,10 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 		return c.stdio.follow(ctx, opened, changed)
 	}
 	var (
-		hreq *http.Request
-		err  error
+		hreq       *http.Request
+		err        error
+		generation uint64
+		session    string
 	)
 	if c.legacy {
 		hreq, err = http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
@@ -107,7 +109,7 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 			return err
 		}
 		hreq.Header["Accept"] = []string{"text/event-stream"}
-		if _, session := c.currentSession(); session != "" {
+		if generation, session = c.currentSession(); session != "" {
 			hreq.Header["Mcp-Session-Id"] = []string{session}
 		}
 	} else {
@@ -138,6 +140,15 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 	switch {
 	case c.legacy && resp.StatusCode == http.StatusMethodNotAllowed:
 		return errNoStream
+	case c.legacy && resp.StatusCode == http.StatusNotFound && session != "":
+		// The upstream lost the session (it restarted): a new one, as a
+		// call that finds it lost makes (client.call), for the stream
+		// opened next; asked again in the lost one, it would be 404 until
+		// a poll made a new one.
+		if err := c.renewSession(ctx, generation); err != nil {
+			return err
+		}
+		return errors.New("HTTP 404: the upstream lost the session; a new one is made")
 	case resp.StatusCode != http.StatusOK:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
