@@ -60,6 +60,7 @@ func (u *Upstream) follow(ctx context.Context, kick chan<- struct{}) {
 	wait := firstReopen
 	for {
 		opened := false
+		began := time.Now()
 		err := u.c.changeStream(ctx, func() { opened = true; poke() }, poke)
 		if ctx.Err() != nil {
 			return
@@ -68,8 +69,12 @@ func (u *Upstream) follow(ctx context.Context, kick chan<- struct{}) {
 			u.c.log.Info("upstream offers no change stream; its tools are read every refresh interval", "upstream", u.opts.Name)
 			return
 		}
-		if opened {
-			wait = firstReopen // it served: start the backoff afresh
+		if opened && time.Since(began) >= maxReopen {
+			// It served a while: start the backoff afresh. One that is
+			// acknowledged and ends at once backs off as a failure does,
+			// or it would cost a listen and a read (at its opening)
+			// every firstReopen.
+			wait = firstReopen
 		}
 		msg := "upstream change stream ended; its tools are still read every refresh interval, and the stream is opened again"
 		if err != nil {
