@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/wymcp/wymcp/internal/caller"
 	"github.com/wymcp/wymcp/internal/config"
@@ -104,11 +105,27 @@ func (s *authStage) check(ctx context.Context, r *http.Request, tool *toolrun.To
 	if key == "" {
 		return ctx, s.invalidToken("") // a principal that names neither would bind as nobody
 	}
+	if expiredListen(r, p) {
+		return ctx, s.invalidToken("the token has expired")
+	}
 	id := &caller.Identity{Subject: key, Client: p.ClientID, Scopes: p.Scopes, Token: bearer(r), Expiry: p.Expiry}
 	if need := s.need(tool); !id.Grants(need) {
 		return s.lacking(ctx, p, id, need)
 	}
 	return withCaller(ctx, p, id), nil
+}
+
+// expiredListen reports whether r is a subscriptions/listen whose
+// credential's expiry has passed, though the authenticator accepted it
+// (auth.JWT's leeway for clock skew). A stream ends at its credential's
+// expiry (docs/design.md §5a): this one would be acknowledged and ended at
+// once, and a client listening again with the token it has would loop, a
+// stream a round trip, until the leeway ran out. Refused 401, it gets a
+// fresh token first. The Mcp-Method header names the method here: stage 5
+// refuses a request whose header and body disagree.
+func expiredListen(r *http.Request, p *Principal) bool {
+	m := r.Header["Mcp-Method"]
+	return len(m) == 1 && m[0] == wire.MethodListen && !p.Expiry.IsZero() && !time.Now().Before(p.Expiry)
 }
 
 // withCaller returns ctx carrying the authenticated caller: its identity

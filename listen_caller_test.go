@@ -3,6 +3,7 @@ package wymcp_test
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 // A token without an expiry keeps its stream.
 func TestListenEndsAtTokenExpiry(t *testing.T) {
 	t.Parallel()
-	expiry := time.Now().Add(300 * time.Millisecond)
+	// brief's expiry is set just before its stream opens: a listen with a
+	// token already expired is refused (TestListenWithExpiredTokenRefused).
+	var expiry atomic.Int64
 	auth := func(_ context.Context, r *http.Request) (*wymcp.Principal, error) {
 		switch r.Header.Get("Authorization") {
 		case "Bearer brief":
-			return &wymcp.Principal{Subject: "brief", Scopes: []string{"mcp"}, Expiry: expiry}, nil
+			return &wymcp.Principal{Subject: "brief", Scopes: []string{"mcp"}, Expiry: time.Unix(0, expiry.Load())}, nil
 		case "Bearer lasting":
 			return &wymcp.Principal{Subject: "lasting", Scopes: []string{"mcp"}}, nil
 		}
@@ -36,9 +39,10 @@ func TestListenEndsAtTokenExpiry(t *testing.T) {
 	}
 	ep := mcptest.Serve(t, srv, listenInfo)
 	lasting := openListen(t, ep, bearer(listen("1", `{"toolsListChanged":true}`), "lasting"), "1", `{"toolsListChanged":true}`)
+	expiry.Store(time.Now().Add(time.Second).UnixNano())
 	brief := openListen(t, ep, bearer(listen("2", `{"toolsListChanged":true}`), "brief"), "2", `{"toolsListChanged":true}`)
 	expectEnd(t, brief, "2")
-	if time.Now().Before(expiry) {
+	if time.Now().Before(time.Unix(0, expiry.Load())) {
 		t.Errorf("the stream ended before its token expired")
 	}
 	// The lasting stream is still open: it is told of the next change.
