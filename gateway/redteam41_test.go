@@ -1,8 +1,13 @@
 package gateway_test
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,4 +99,126 @@ func TestSlowUpstreamHoldsNoOther(t *testing.T) {
 	}
 	b.let()
 	(<-missing).ExpectError(t, 200, -32602, "1")
+}
+
+// changing serves an upstream whose tools change on demand and which
+// serves listen (Options.ToolsChange), so that the gateway follows its
+// change stream.
+func changing(t *testing.T) (*wymcp.Server, string) {
+	t.Helper()
+	s, err := wymcp.New(originInfo, &wymcp.Options{ToolsChange: true, CacheTTL: time.Second}, says("one", "one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s, hs.URL
+}
+
+// ours counts the goroutines running the gateway's or an upstream's
+// code: after Close there are none.
+func ours() (n int, stacks string) {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "wymcp/wymcp/gateway.") || strings.Contains(g, "wymcp/wymcp/upstream.") {
+			if strings.Contains(g, "gateway_test.") && !strings.Contains(g, "wymcp/wymcp/upstream.(") {
+				continue // the test's own
+			}
+			n++
+			stacks += g + "\n\n"
+		}
+	}
+	return n, stacks
+}
+
+// TestReloadUnderChangesAndUnknownCalls: Reloads that replace, remove and
+// bring back an upstream whose change stream is telling of changes, while
+// calls of unknown names read it and listeners come and go, race with
+// nothing (-race), and once the gateway is closed no goroutine of its or
+// of an upstream's is left: no change stream, watch, read or retirement.
+// Not parallel: it counts goroutines.
+func TestReloadUnderChangesAndUnknownCalls(t *testing.T) {
+	srv, url := changing(t)
+	opt := func(timeout time.Duration) upstream.Options {
+		return upstream.Options{Name: "c", URL: url, Prefix: "c_", ConnectTimeout: timeout, CallTimeout: time.Second}
+	}
+	g, err := gateway.New(t.Context(), gateway.Options{Info: info, Upstreams: []upstream.Options{opt(2 * time.Second)},
+		Server: wymcp.Options{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway.SetUnknownEvery(g, 0)
+	hs := httptest.NewServer(g)
+	ep := endpoint(hs.URL, "", info.Name)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // the upstream's tools change, told on its stream
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = srv.SetTools(says("one", "one"), says(fmt.Sprintf("n%d", i%4), "n"))
+			time.Sleep(time.Millisecond)
+		}
+	})
+	for range 4 {
+		wg.Go(func() { // unknown names, each reading the upstream
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ep.Send(t, mcptest.ToolCall(fmt.Sprintf("c_x%d", i), `{}`))
+			}
+		})
+	}
+	wg.Go(func() { // listeners come and go
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s := ep.Listen(t, listenReq("1"))
+			_ = s.Resp.Body.Close()
+		}
+	})
+	for i := range 30 {
+		var ups []upstream.Options
+		switch i % 3 {
+		case 0:
+			ups = []upstream.Options{opt(2 * time.Second)}
+		case 1:
+			ups = []upstream.Options{opt(3 * time.Second)} // another: replaced
+		}
+		if err := g.Reload(t.Context(), gateway.Update{Upstreams: ups}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := ours(); n == 0 {
+		t.Fatal("no goroutine of the gateway's counted while it serves: ours() counts nothing")
+	}
+	close(stop)
+	wg.Wait()
+	hs.Close()
+	if err := g.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	var n int
+	var stacks string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if n, stacks = ours(); n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left after Shutdown:\n%s", n, stacks)
+		}
+	}
 }
