@@ -146,14 +146,21 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 	case c.legacy && resp.StatusCode == http.StatusMethodNotAllowed:
 		return errNoStream
 	case c.legacy && resp.StatusCode == http.StatusNotFound && session != "":
-		// The upstream lost the session (it restarted): a new one, as a
-		// call that finds it lost makes (client.call), for the stream
-		// opened next; asked again in the lost one, it would be 404 until
-		// a poll made a new one.
-		if err := c.renewSession(ctx, generation); err != nil {
-			return err
+		// Either the upstream lost the session (it restarted), or it
+		// serves no GET there (some answer 404, not 405). A ping tells: in
+		// a lost session it is answered 404 too, and the call makes a new
+		// session (client.call), in which the stream is opened next (asked
+		// again in the lost one, it would be 404 until a poll made one);
+		// answered in this one, the upstream offers no stream.
+		pctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
+		defer cancel()
+		if err := c.probe(pctx); err != nil {
+			return fmt.Errorf("HTTP 404, and a ping failed: %w", err)
 		}
-		return errors.New("HTTP 404: the upstream lost the session; a new one is made")
+		if now, _ := c.currentSession(); now == generation {
+			return errNoStream
+		}
+		return errors.New("HTTP 404: the upstream had lost the session; a new one is made")
 	case resp.StatusCode != http.StatusOK:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return fmt.Errorf("HTTP %d", resp.StatusCode)

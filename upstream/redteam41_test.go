@@ -26,10 +26,22 @@ import (
 // know is answered 404, as the era says, until the client initializes
 // again. Each GET stream it opens is reported on opened, by its session.
 type forgetful struct {
+	// noGet: it serves no GET at all, and answers it 404 (an HTTP
+	// router's answer to a method it has no route for), whatever the
+	// session.
+	noGet   bool
 	mu      sync.Mutex
 	n       int
 	current string
+	gets    int
 	opened  chan string
+}
+
+// counts are the sessions it made and the GETs it was sent.
+func (s *forgetful) counts() (sessions, gets int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.gets
 }
 
 func (s *forgetful) session() string {
@@ -48,7 +60,10 @@ func (s *forgetful) forget() {
 func (s *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method == http.MethodGet {
-		if sid == "" || sid != s.session() {
+		s.mu.Lock()
+		s.gets++
+		s.mu.Unlock()
+		if s.noGet || sid == "" || sid != s.session() {
 			http.Error(w, "no such session", http.StatusNotFound)
 			return
 		}
@@ -82,11 +97,15 @@ func (s *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no such session", http.StatusNotFound)
 			return
 		}
-		if m.Method != "tools/list" {
+		switch m.Method {
+		case "tools/list":
+			result = `{"tools":[{"name":"one","inputSchema":{"type":"object"}}]}`
+		case "ping":
+			result = `{}`
+		default:
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		result = `{"tools":[{"name":"one","inputSchema":{"type":"object"}}]}`
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
@@ -94,10 +113,10 @@ func (s *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestWatchRenewsLostSessionForStream: a 2025 upstream that lost the
 // gateway's session (it restarted) answers the GET stream 404. The
-// gateway makes a new session and follows the stream in it, as a call
-// that finds its session lost does; it once asked again in the lost
-// session, 404 after 404, until a poll (an hour here) made a new one, and
-// no change was told meanwhile.
+// gateway finds the session lost (a ping in it is 404 too), makes a new
+// one as a call that finds its session lost does, and follows the stream
+// in it; it once asked again in the lost session, 404 after 404, until a
+// poll (an hour here) made a new one, and no change was told meanwhile.
 func TestWatchRenewsLostSessionForStream(t *testing.T) {
 	t.Parallel()
 	s := &forgetful{opened: make(chan string, 8)}
@@ -119,6 +138,52 @@ func TestWatchRenewsLostSessionForStream(t *testing.T) {
 		t.Fatal("no GET stream opened: the lost session was never renewed for it")
 	}
 }
+
+// TestWatchNoGetRouteKeepsSession: a 2025 upstream that answers its GET
+// 404 whatever the session (it has no route for it), and answers a ping
+// in the session, offers no stream: it is polled alone, its session kept,
+// not replaced at each try.
+func TestWatchNoGetRouteKeepsSession(t *testing.T) {
+	t.Parallel()
+	s := &forgetful{noGet: true, opened: make(chan string, 8)}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	logs := &syncLog{}
+	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "noget", URL: hs.URL, Prefix: "n_", Refresh: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = u.Close() })
+	watchNames(t, u)
+	for deadline := time.Now().Add(30 * time.Second); !logs.has("upstream offers no change stream"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the GET 404 was not taken for no stream:\n%s", logs.String())
+		}
+	}
+	if sessions, gets := s.counts(); sessions != 1 || gets != 1 {
+		t.Errorf("%d sessions and %d GETs, want 1 and 1", sessions, gets)
+	}
+}
+
+// syncLog is a log sink safe for concurrent use.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *syncLog) has(s string) bool { return strings.Contains(l.String(), s) }
 
 // flapping answers as a 2026-07-28 server that advertises
 // tools.listChanged, in process (an http.RoundTripper: no network, so a
