@@ -161,6 +161,12 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 			return errNoStream
 		}
 		return errors.New("HTTP 404: the upstream had lost the session; a new one is made")
+	case resp.StatusCode == http.StatusUnauthorized && c.creds != nil:
+		// The token that got it is dropped, as at a call's 401
+		// (client.call), so that the stream opened next carries a fresh
+		// one, not the refused one until a poll's 401 drops it.
+		c.creds.refused(ctx, hreq.Header)
+		return errors.New("HTTP 401: the upstream refused the credentials")
 	case resp.StatusCode != http.StatusOK:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
