@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,4 +61,60 @@ func TestListenWithExpiredTokenRefused(t *testing.T) {
 
 	fresh := s.token(t, jwt.MapClaims{"sub": "alice"})
 	openListen(t, ep, bearer(listen("2", `{"toolsListChanged":true}`), fresh), "2", `{"toolsListChanged":true}`)
+}
+
+// TestUnknownToolWaitersBounded: the calls waiting on Options.UnknownTool
+// hold no in-flight place, so they are bounded on their own (half of
+// MaxInFlight, as the calls awaiting a 2025-era client's answer): past
+// it, a call of an unknown name is answered as unknown at once, without
+// asking, byte for byte as any. They were unbounded: a flood of unknown
+// names while the hook waited (an upstream's slow tools/list) held a
+// goroutine and a request each, whatever MaxInFlight said.
+func TestUnknownToolWaitersBounded(t *testing.T) {
+	t.Parallel()
+	entered := make(chan string, 8)
+	release := make(chan struct{})
+	hook := func(ctx context.Context, name string) bool {
+		entered <- name
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	srv, err := wymcp.New(listenInfo, &wymcp.Options{UnknownTool: hook, MaxInFlight: 4}, generation(t, 1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := mcptest.Serve(t, srv, listenInfo)
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let) // before the server's: a hook held would hold it
+	want := ep.Send(t, mcptest.ToolCall("version", `{}`)) // warm: a known tool never asks
+	want.ExpectResult(t, "1")
+
+	waiting := make(chan mcptest.Reply, 2)
+	for i := range 2 {
+		go func() { waiting <- ep.Send(t, mcptest.ToolCall("waits_"+string(rune('a'+i)), `{}`)) }()
+	}
+	<-entered
+	<-entered
+	third := make(chan mcptest.Reply, 1)
+	go func() { third <- ep.Send(t, mcptest.ToolCall("waits_c", `{}`)) }()
+	select {
+	case name := <-entered:
+		t.Fatalf("%s asked the hook past the bound", name)
+	case rep := <-third:
+		rep.ExpectError(t, 200, -32602, "1")
+		if !strings.Contains(string(rep.Raw), `"Unknown tool: waits_c"`) {
+			t.Errorf("past the bound: %s", rep.Raw)
+		}
+	}
+	let()
+	for range 2 {
+		(<-waiting).ExpectError(t, 200, -32602, "1")
+	}
+	// The bound is of those waiting: freed, a name is asked about again.
+	go func() { <-entered }()
+	ep.Send(t, mcptest.ToolCall("waits_d", `{}`)).ExpectError(t, 200, -32602, "1")
 }

@@ -208,8 +208,10 @@ type Options struct {
 	// tool found is authorized as any (its scopes) and served, otherwise
 	// the call is answered as unknown, as without it. It is asked past
 	// auth (a request auth refuses never reaches it), on the request's
-	// goroutine, holding no in-flight place, and must bound its own wait
-	// and rate (ctx is the request's). Calls of known tools, and of tools
+	// goroutine, holding no in-flight place, by at most half MaxInFlight
+	// requests at once (past that a name is answered as unknown without
+	// asking), and must bound its own wait and rate (ctx is the
+	// request's). Calls of known tools, and of tools
 	// auth hides from the caller, never reach it.
 	UnknownTool func(ctx context.Context, name string) bool
 	// Limiter counts the calls of the tools' rate limits

@@ -34,8 +34,20 @@ func (h *Handler) resolveTool(req *wire.Request) toolRef {
 // may now hold the name, it is looked up once more, and a tool found is
 // authorized as at stage 3 (its scopes, or hidden from a caller without
 // them). Its results are authenticate's.
+//
+// The requests it holds take no in-flight place, so they are bounded on
+// their own, as the calls awaiting a 2025-era client's answer are
+// (askingBound): past the bound a name is answered as unknown at once,
+// without asking, and a flood of unknown names holds no more goroutines
+// and buffers than that.
 func (h *Handler) resolveLate(ctx context.Context, r *http.Request, req *wire.Request, ref *toolRef, op *telemetry.Op) (_ context.Context, _ *rejection, gone bool) {
-	if !h.unknown(ctx, ref.name) {
+	if h.unknownAsking.Add(1) > h.maxAsking {
+		h.unknownAsking.Add(-1)
+		return ctx, nil, false
+	}
+	found := h.unknown(ctx, ref.name)
+	h.unknownAsking.Add(-1)
+	if !found {
 		return ctx, nil, false
 	}
 	again := h.resolveTool(req)

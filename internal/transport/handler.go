@@ -70,8 +70,11 @@ type Handler struct {
 	// counts them for the drain, as inFlight counts calls.
 	listens   *listenHub
 	listening atomic.Int64
-	// unknown is asked about a call's name the set lacks (nil: never).
-	unknown func(ctx context.Context, name string) bool
+	// unknown is asked about a call's name the set lacks (nil: never);
+	// unknownAsking counts the requests waiting for it, bounded by
+	// maxAsking (fields.go).
+	unknown       func(ctx context.Context, name string) bool
+	unknownAsking atomic.Int64
 }
 
 // New returns the Handler of a server whose methods sys answers.
