@@ -89,9 +89,10 @@ func TestUnknownToolWaitersBounded(t *testing.T) {
 	ep := mcptest.Serve(t, srv, listenInfo)
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(let) // before the server's: a hook held would hold it
-	want := ep.Send(t, mcptest.ToolCall("version", `{}`)) // warm: a known tool never asks
-	want.ExpectResult(t, "1")
+	// Before the server's cleanup: a hook held would hold it.
+	t.Cleanup(let)
+	// A known tool's call never asks.
+	ep.Send(t, mcptest.ToolCall("version", `{}`)).ExpectResult(t, "1")
 
 	waiting := make(chan mcptest.Reply, 2)
 	for i := range 2 {
