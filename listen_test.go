@@ -491,3 +491,19 @@ func TestListenOutlivesReadTimeout(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+// TestListenLimitIPv6Prefix: without auth the per-caller bound counts an
+// IPv6 client by its /64, as a rate limit does: a host holds a whole /64,
+// and would otherwise open MaxListenStreamsPerCaller streams from each of
+// its addresses.
+func TestListenLimitIPv6Prefix(t *testing.T) {
+	t.Parallel()
+	_, ep := listenServer(t, &wymcp.Options{
+		MaxListenStreamsPerCaller: 1,
+		TrustedProxies:            []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	})
+	from := func(r mcptest.RPC, addr string) mcptest.RPC { return r.With("X-Forwarded-For", addr) }
+	openListen(t, ep, from(listen("1", `{"toolsListChanged":true}`), "2001:db8:1:2::1"), "1", `{"toolsListChanged":true}`)
+	ep.Send(t, from(listen("2", `{"toolsListChanged":true}`), "2001:db8:1:2:ffff::9")).ExpectError(t, 429, -32603, "2")
+	openListen(t, ep, from(listen("3", `{"toolsListChanged":true}`), "2001:db8:1:3::1"), "3", `{"toolsListChanged":true}`)
+}

@@ -47,7 +47,7 @@ func (h *Handler) rateLimit(ctx context.Context, r *http.Request, ref *toolRef) 
 	if ref.tool == nil || !ref.tool.HasLimits() {
 		return nil
 	}
-	ok, after := h.access.Take(ctx, ref.tool, h.limitCaller(ctx, r))
+	ok, after := h.access.Take(ctx, ref.tool, h.callerKey(ctx, r))
 	if ok {
 		return nil
 	}
@@ -62,13 +62,14 @@ func (h *Handler) rateLimit(ctx context.Context, r *http.Request, ref *toolRef) 
 	return reject(StageOverload, http.StatusTooManyRequests, err).with("Retry-After", strconv.FormatInt(max(secs, 1), 10))
 }
 
-// limitCaller is who a rate limit counts: the authenticated caller's key
+// callerKey is who a per-caller bound counts (a rate limit, the listen
+// streams): the authenticated caller's key
 // and client (two clients of one user hold different grants), else the
 // client's address (peer.go: behind trusted proxies, the one they
 // forwarded for), an IPv6 one by its /64 as for an upstream's shares
 // (docs/design.md §10b): a host holds a whole /64, and would otherwise
 // pose as a new caller, with a full bucket, at each call.
-func (h *Handler) limitCaller(ctx context.Context, r *http.Request) string {
+func (h *Handler) callerKey(ctx context.Context, r *http.Request) string {
 	if id := caller.IdentityFrom(ctx); id != nil {
 		return id.Subject + "\x00" + id.Client
 	}

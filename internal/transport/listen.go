@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,16 +177,6 @@ func (l *listenHub) endAll() {
 	}
 }
 
-// listenCaller is who a stream counts against: the authenticated caller's
-// key, else the client's address (peer.go: behind trusted proxies, the one
-// they forwarded for).
-func listenCaller(ctx context.Context, r *http.Request, trusted []netip.Prefix) string {
-	if id := caller.IdentityFrom(ctx); id != nil {
-		return id.Subject
-	}
-	return "addr:" + clientAddress(r, trusted)
-}
-
 // serveListen answers a subscriptions/listen request (stage 7 for a
 // stream): its filter, the stream's admission, then the stream itself.
 // params are the request's params as sent; in is given up before the
@@ -210,7 +199,7 @@ func (h *Handler) serveListen(ctx context.Context, w http.ResponseWriter, r *htt
 		return
 	}
 	defer h.leaveListen()
-	st, rej := h.listens.admit(listenCaller(ctx, r, h.trusted))
+	st, rej := h.listens.admit(h.callerKey(ctx, r))
 	if rej != nil {
 		h.writeRejection(w, r, op, id, rej)
 		return
