@@ -38,6 +38,17 @@ func WatchStdioStarts(u *Upstream) <-chan int {
 	return ch
 }
 
+// RestartStdioNow arranges that the stdio upstream u's next restart
+// waits, not for its backoff, but until the returned func is called.
+func RestartStdioNow(u *Upstream) (now func()) {
+	ch := make(chan struct{}, 1)
+	s := u.c.stdio
+	s.mu.Lock()
+	s.restartNow = ch
+	s.mu.Unlock()
+	return func() { ch <- struct{}{} }
+}
+
 // SetStdioSupervision sets the supervisor's figures for the test's life.
 func SetStdioSupervision(first time.Duration, budget int, down time.Duration) (restore func()) {
 	f, b, d := restartFirst, restartBudget, downWait

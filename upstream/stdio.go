@@ -51,6 +51,9 @@ type stdioConn struct {
 	started bool
 	// starts, when set (tests), receives each ready child's pid.
 	starts chan int
+	// restartNow, when set (tests), starts a failed child's successor
+	// before its wait is over: a test of the wait need not race it.
+	restartNow chan struct{}
 	// perCaller: this child is one caller's (callerConns), so a request of
 	// the child's is about a call of that caller's whatever is in flight.
 	perCaller bool

@@ -256,7 +256,7 @@ func (r *restarts) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, pid
 	s.mu.Lock()
 	s.ready = nil
 	s.retryAt = now.Add(wait)
-	closing := s.closing
+	closing, early := s.closing, s.restartNow
 	s.mu.Unlock()
 	if s.opened(why) {
 		// Connect's first start failed: Connect says so, and closes.
@@ -271,5 +271,17 @@ func (r *restarts) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, pid
 	} else {
 		s.c.log.Warn("upstream child failed; restarting it", "upstream", s.c.name, "error", why.Error(), "failures", n, "retry_in", wait.String())
 	}
-	time.AfterFunc(wait, func() { sup.RestartChildren(pid) })
+	if early == nil {
+		time.AfterFunc(wait, func() { sup.RestartChildren(pid) })
+		return
+	}
+	go func() {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-early:
+		}
+		sup.RestartChildren(pid)
+	}()
 }

@@ -138,13 +138,16 @@ func TestStdioNoise(t *testing.T) {
 // exited row (not at its deadline); a call while it restarts is answered
 // at once, unavailable; then the new child serves.
 func TestStdioChildExits(t *testing.T) {
-	defer upstream.SetStdioSupervision(2*time.Second, 5, time.Minute)()
+	// The backoff is an hour: the restart comes when the test says
+	// (RestartStdioNow), not when a timer and a busy machine race.
+	defer upstream.SetStdioSupervision(time.Hour, 5, time.Minute)()
 	for _, mode := range []string{"legacy", "modern"} {
 		t.Run(mode, func(t *testing.T) {
 			o := stdioOpts(t, mode)
 			o.CallTimeout = time.Minute
 			g := newOCGateway(t, nil, o)
 			starts := upstream.WatchStdioStarts(g.ups[0])
+			restart := upstream.RestartStdioNow(g.ups[0])
 			exited := stdioExited("fake")
 
 			hung := make(chan mcptest.Reply, 1)
@@ -154,7 +157,8 @@ func TestStdioChildExits(t *testing.T) {
 			ocExpectText(t, stdioCall(t, g, "g_echo", `{"text":"x"}`), "x", false)
 			ocToolError(t, stdioCall(t, g, "g_crash", `{}`), exited)
 			ocToolError(t, <-hung, exited)
-			ocUnavailable(t, stdioCall(t, g, "g_echo", `{"text":"y"}`), 0, 2*time.Second)
+			ocUnavailable(t, stdioCall(t, g, "g_echo", `{"text":"y"}`), 0, time.Hour)
+			restart()
 
 			select {
 			case <-starts:
@@ -347,17 +351,31 @@ func TestStdioListChanged(t *testing.T) {
 	}
 }
 
-// A call that times out is cancelled on the pipe: notifications/cancelled
-// with its request's id, in both eras.
+// A call given up is cancelled on the pipe: notifications/cancelled with
+// its request's id, in both eras. The caller leaves once the child has the
+// call (its deadline would take the same path, stdio.go's ctx.Done(), but
+// a 200 ms deadline would race the next call on a busy machine).
 func TestStdioCancelled(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"legacy", "modern"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			o := stdioOpts(t, mode)
-			o.CallTimeout = 200 * time.Millisecond
+			o.CallTimeout = time.Minute
 			g := newOCGateway(t, nil, o)
-			ocToolError(t, stdioCall(t, g, "g_hang", `{}`), "Tool g_hang timed out after 200ms")
+			ctx, cancel := context.WithCancel(context.Background())
+			left := make(chan struct{})
+			go func() {
+				defer close(left)
+				_ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`))
+			}()
+			for {
+				if text, _ := mcptest.ToolText(t, stdioCall(t, g, "g_hangs", `{}`).ExpectResult(t, "1")); text == "1" {
+					break
+				}
+			}
+			cancel()
+			<-left
 			rep := stdioCall(t, g, "g_cancels", `{}`)
 			text, _ := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
 			if !strings.HasPrefix(text, "cancelled ") {

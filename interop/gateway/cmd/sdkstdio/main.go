@@ -7,7 +7,9 @@
 // TAG is ignored: it marks the process, so that the test can find it in
 // /proc and kill it. Tools: echo {text, sleepMs}; steps (three progress
 // notifications); fail {code, message} (a JSON-RPC error with that code and
-// message); pid (the process's id).
+// message); pid (the process's id); hold (runs until its call is
+// cancelled or the process ends); holding (how many hold calls are
+// running: a test knows a call is in the child, without timing).
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,6 +82,18 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Says the process's id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strconv.Itoa(os.Getpid())), nil, nil
+		})
+	var holding atomic.Int64
+	mcp.AddTool(s, &mcp.Tool{Name: "hold", Description: "Runs until its call is cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			holding.Add(1)
+			defer holding.Add(-1)
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "holding", Description: "Says how many hold calls are running."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(strconv.FormatInt(holding.Load(), 10)), nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "sdkstdio:", err)
