@@ -50,10 +50,18 @@ func nodeCmd(t *testing.T, pkg string) (command string, args []string) {
 }
 
 // stdioGateway serves the upstreams through a gateway on 127.0.0.1, the
-// callers told apart by a loopback proxy's X-Forwarded-For.
+// callers told apart by a loopback proxy's X-Forwarded-For. Each child's
+// handshake has two minutes (node under -race on a busy machine starts
+// slowly), and New waits for them: the gateway it returns lists every
+// upstream's tools, or the test fails on what New logged.
 func stdioGateway(t *testing.T, ups ...upstream.Options) (url string, g *gateway.Gateway) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	for i := range ups {
+		if ups[i].ConnectTimeout == 0 {
+			ups[i].ConnectTimeout = 2 * time.Minute
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	g, err := gateway.New(ctx, gateway.Options{
 		Info: protocol.Implementation{Name: "stdio-gateway", Version: "1.0.0"},
