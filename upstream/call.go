@@ -80,6 +80,11 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	defer c.slots.put(who)
 	c.retry.called()
 
+	// With PerCaller, a 2025-era upstream's call goes in its caller's own
+	// session (sessions_callers.go); err, its failure, is the call's.
+	ctx, release, err := c.callerSession(ctx)
+	defer release()
+
 	id := c.ids.Add(1)
 	hop.SetRequestID(id)
 	var progress int64
@@ -100,25 +105,30 @@ func (c *client) forwardCall(ctx context.Context, r *remote, f toolrun.Forwardin
 	if !c.legacy {
 		req.params = paramHeaders(r.headers, f.Arguments)
 	}
-	m, err := c.call(ctx, req)
-	if err != nil && r.idempotent && c.retryAgain(ctx, r.served, err) {
-		// The tool may be run twice: the operator allowed it for tools
-		// whose annotations say so, and the budget has room. The retry
-		// is a request of its own, with its own id: a 2025-era session
-		// forbids reusing one, and the first try may still run there.
-		id = c.ids.Add(1)
-		hop.SetRequestID(id)
-		if progress != 0 {
-			progress, req.progress = id, id
-		}
-		req.id, req.body = id, c.callBody(id, r, f, progress, tp, ts)
+	var m message
+	if err == nil {
 		m, err = c.call(ctx, req)
-	}
-	if err != nil && ctx.Err() != nil && c.legacy && c.stdio == nil {
-		// A 2025-era upstream does not take a closed stream for a
-		// cancellation (its transport says so): it is told. (A child on
-		// stdio is told by its conn, which knows the child: stdio.go.)
-		go c.cancelled(id, ctx.Err())
+		if err != nil && r.idempotent && c.retryAgain(ctx, r.served, err) {
+			// The tool may be run twice: the operator allowed it for
+			// tools whose annotations say so, and the budget has room.
+			// The retry is a request of its own, with its own id: a
+			// 2025-era session forbids reusing one, and the first try
+			// may still run there.
+			id = c.ids.Add(1)
+			hop.SetRequestID(id)
+			if progress != 0 {
+				progress, req.progress = id, id
+			}
+			req.id, req.body = id, c.callBody(id, r, f, progress, tp, ts)
+			m, err = c.call(ctx, req)
+		}
+		if err != nil && ctx.Err() != nil && c.legacy && c.stdio == nil {
+			// A 2025-era upstream does not take a closed stream for a
+			// cancellation (its transport says so): it is told, in the
+			// session the request ran in. (A child on stdio is told by
+			// its conn, which knows the child: stdio.go.)
+			go c.cancelled(ctx.Value(sessionKey{}), id, ctx.Err())
+		}
 	}
 	out, errorType, rpcCode, health, why := c.outcome(ctx, m, err)
 	if why != nil {
@@ -177,8 +187,13 @@ func callerKey(ctx context.Context) string {
 // cancelled tells a 2025-era upstream that the gateway gave up request
 // id (notifications/cancelled), on a context of its own: the call's has
 // ended. Best effort: the upstream's answer, if it comes, is not read.
-func (c *client) cancelled(id int64, why error) {
+func (c *client) cancelled(session any, id int64, why error) {
 	ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)
+	if session != nil {
+		// The request ran in its caller's own session: it is cancelled
+		// there.
+		ctx = context.WithValue(ctx, sessionKey{}, session)
+	}
 	defer cancel()
 	_ = c.post(ctx, "", cancelBody(id, why))
 }
@@ -360,7 +375,11 @@ func (c *client) failed(f *failure) toolrun.Forwarded {
 	case kindClosed:
 		text = "Upstream " + c.name + " is closed."
 	case kindCallers:
-		text = fmt.Sprintf("Upstream %s runs a process for each of %s callers, its limit, and each has a call in progress; retry later.", c.name, f.detail)
+		what := "runs a process"
+		if c.stdio == nil {
+			what = "keeps a session"
+		}
+		text = fmt.Sprintf("Upstream %s %s for each of %s callers, its limit, and each has a call in progress; retry later.", c.name, what, f.detail)
 	case kindExited:
 		text = "Upstream " + c.name + " stopped before it answered (its process ended or stopped answering); the gateway is restarting it."
 	}

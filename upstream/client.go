@@ -82,6 +82,9 @@ type client struct {
 	generation uint64
 	// renewing lets one call at a time make a new session.
 	renewing sync.Mutex
+	// sessions, with PerCaller, holds each caller's own session of a
+	// 2025-era upstream (sessions_callers.go).
+	sessions *callerSessions
 }
 
 const (
@@ -179,6 +182,9 @@ func newClient(o Options) (*client, error) {
 	}
 	c.finish(o)
 	c.conn = httpConn{c}
+	if o.PerCaller {
+		c.sessions = newCallerSessions(c, o.MaxCallers)
+	}
 	return c, nil
 }
 
@@ -324,7 +330,7 @@ func (f *failure) upstreamFault() bool {
 func (c *client) call(ctx context.Context, req *request) (message, error) {
 	retried := false
 	for {
-		generation, session := c.currentSession()
+		own, generation, session := c.sessionOf(ctx)
 		m, _, err := c.exchange(ctx, req, session)
 		var f *failure
 		if retried || !errors.As(err, &f) {
@@ -338,7 +344,11 @@ func (c *client) call(ctx context.Context, req *request) (message, error) {
 			// A fresh connection may reach another replica behind the
 			// upstream's address.
 		case kindSessionLost:
-			if err := c.renewSession(ctx, generation); err != nil {
+			renew := c.renewSession
+			if own != nil {
+				renew = func(ctx context.Context, generation uint64) error { return c.sessions.renew(ctx, own, generation) }
+			}
+			if err := renew(ctx, generation); err != nil {
 				return m, err
 			}
 		case kindRefusedCreds:
@@ -685,7 +695,7 @@ func (c *client) postHTTP(ctx context.Context, method string, body []byte) error
 	h["Content-Type"] = contentJSON
 	h["Accept"] = acceptBoth
 	h["Mcp-Protocol-Version"] = []string{c.version}
-	if _, session := c.currentSession(); session != "" {
+	if _, _, session := c.sessionOf(ctx); session != "" {
 		h["Mcp-Session-Id"] = []string{session}
 	}
 	if !c.legacy && method != "" {
@@ -724,24 +734,15 @@ func (c *client) close() error {
 	return c.conn.close()
 }
 
-// closeHTTP ends a 2025-era upstream's session and the idle connections.
+// closeHTTP ends a 2025-era upstream's sessions (the shared one and each
+// caller's) and the idle connections.
 func (c *client) closeHTTP() error {
+	if c.sessions != nil {
+		c.sessions.close()
+	}
 	var err error
 	if _, session := c.currentSession(); session != "" {
-		ctx, cancel := context.WithTimeout(own(context.Background()), c.connectTimeout)
-		defer cancel()
-		hreq, rerr := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
-		if rerr == nil {
-			hreq.Header.Set("Mcp-Session-Id", session)
-			hreq.Header.Set("Mcp-Protocol-Version", c.version)
-			if c.creds == nil || c.creds.apply(ctx, hreq.Header) == nil {
-				resp, derr := c.http.Do(hreq)
-				if derr == nil {
-					resp.Body.Close()
-				}
-				err = derr
-			}
-		}
+		err = c.deleteSession(session)
 	}
 	if c.ownHTTP {
 		c.http.CloseIdleConnections()

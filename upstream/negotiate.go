@@ -89,6 +89,31 @@ func (c *client) initialize(ctx context.Context, renew bool) error {
 	} else {
 		c.setVersion(want)
 	}
+	got, session, result, err := c.handshakeHTTP(ctx, want)
+	if err != nil {
+		return err
+	}
+	if renew && got != c.version {
+		return fmt.Errorf("the upstream's new session is in revision %q, not %q", got, c.version)
+	}
+	if !renew {
+		c.setVersion(got)
+		c.listChanged = advertisesListChanged(result)
+	}
+	c.mu.Lock()
+	c.session = session
+	c.generation++
+	c.mu.Unlock()
+	return c.post(ctx, "", initializedBody)
+}
+
+var initializedBody = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+// handshakeHTTP sends initialize in revision want, outside any session,
+// and returns the revision the upstream answered (checked against the
+// ones the gateway may speak), its Mcp-Session-Id and its result. The
+// caller sends notifications/initialized in that session.
+func (c *client) handshakeHTTP(ctx context.Context, want string) (got, session string, result wire.RawJSON, err error) {
 	id := c.ids.Add(1)
 	body := c.appendHead(nil, id, wire.MethodInitialize)
 	body = append(body, `,"params":{"protocolVersion":"`...)
@@ -103,28 +128,17 @@ func (c *client) initialize(ctx context.Context, renew bool) error {
 	body = append(body, "}}"...)
 	m, session, err := c.exchange(ctx, &request{id: id, method: wire.MethodInitialize, body: body}, "")
 	if err != nil {
-		return err
+		return "", "", nil, err
 	}
 	if m.err != nil {
-		return fmt.Errorf("error %d: %s", m.err.code, m.err.message)
+		return "", "", nil, fmt.Errorf("error %d: %s", m.err.code, m.err.message)
 	}
 	v, _ := strictjson.Member(m.result, "protocolVersion")
-	got, _ := strictjson.Unquote(v)
+	got, _ = strictjson.Unquote(v)
 	if got == "" || !contains(c.versions, got) || got == wire.Version {
-		return fmt.Errorf("the upstream answered revision %q, which the gateway does not speak to it", got)
+		return "", "", nil, fmt.Errorf("the upstream answered revision %q, which the gateway does not speak to it", got)
 	}
-	if renew && got != c.version {
-		return fmt.Errorf("the upstream's new session is in revision %q, not %q", got, c.version)
-	}
-	if !renew {
-		c.setVersion(got)
-		c.listChanged = advertisesListChanged(m.result)
-	}
-	c.mu.Lock()
-	c.session = session
-	c.generation++
-	c.mu.Unlock()
-	return c.post(ctx, "", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return got, session, m.result, nil
 }
 
 // renewSession makes a new upstream session for the calls that found the

@@ -464,7 +464,8 @@ func TestStdioValidate(t *testing.T) {
 		{upstream.Options{Name: "a", Command: "x", InheritEnv: []string{"A B"}}, "InheritEnv[0]"},
 		{upstream.Options{Name: "a", Command: "x", MaxConns: 3}, "MaxConns"},
 		{upstream.Options{Name: "a", Command: "x", Args: []string{"a\x00"}}, "Args[0]"},
-		{upstream.Options{Name: "a", URL: "http://127.0.0.1/", PerCaller: true}, "PerCaller"},
+		{upstream.Options{Name: "a", URL: "http://127.0.0.1/", MaxCallers: 3}, "MaxCallers"},
+		{upstream.Options{Name: "a", URL: "http://127.0.0.1/", PerCaller: true, MaxCallers: -1}, "MaxCallers"},
 		{upstream.Options{Name: "a", Command: "x", MaxCallers: 3}, "MaxCallers"},
 	} {
 		err := c.o.Validate()
@@ -472,6 +473,9 @@ func TestStdioValidate(t *testing.T) {
 		if !errors.As(err, &oe) || oe.Field != c.field {
 			t.Errorf("%+v: %v, want a refusal of %s", c.o, err, c.field)
 		}
+	}
+	if err := (&upstream.Options{Name: "a", URL: "http://127.0.0.1/", PerCaller: true, MaxCallers: 3}).Validate(); err != nil {
+		t.Fatal(err)
 	}
 	if err := (&upstream.Options{Name: "a", Command: "x", Args: []string{"-y"}, Env: map[string]string{"K": "v"}, InheritEnv: []string{"HOME", "*"}, Dir: "/tmp"}).Validate(); err != nil {
 		t.Fatal(err)

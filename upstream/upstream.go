@@ -121,7 +121,11 @@ type Options struct {
 	// every caller's. The gateway's own requests (tools/list) go to a
 	// shared child. At most MaxCallers children (0 means 64) run at once;
 	// a new caller takes the place of the longest idle one, and a child
-	// idle for five minutes is stopped. Stdio upstreams only.
+	// idle for five minutes is stopped. With a URL, an upstream spoken to
+	// in a 2025 revision gives each caller a session of its own instead
+	// (its own initialize; DELETE when evicted or idle), bounded the same
+	// way; a 2026-07-28 upstream keeps no sessions, and PerCaller changes
+	// nothing there (docs/design.md §10d).
 	PerCaller  bool
 	MaxCallers int
 	// Prefix goes before each upstream tool's name to make its served

@@ -86,10 +86,10 @@ func (o *Options) httpOnly() error {
 		field = "InheritEnv"
 	case o.Dir != "":
 		field = "Dir"
-	case o.PerCaller:
-		field = "PerCaller"
-	case o.MaxCallers != 0:
-		field = "MaxCallers"
+	case o.MaxCallers < 0:
+		return &OptionError{Field: "MaxCallers", Problem: fmt.Sprintf("%d is negative", o.MaxCallers)}
+	case o.MaxCallers != 0 && !o.PerCaller:
+		return &OptionError{Field: "MaxCallers", Problem: "applies only with PerCaller"}
 	default:
 		return nil
 	}

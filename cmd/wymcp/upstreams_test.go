@@ -156,7 +156,7 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{"upstreams:\n  - name: a\n    command: x\n    sessions: each\n", `-upstreams u.yaml:4: upstreams[0].sessions: "each" is neither shared nor perCaller`},
 		{"upstreams:\n  - name: a\n    command: x\n    maxCallers: 3\n", `-upstreams u.yaml:4: upstreams[0].maxCallers: applies only with sessions: perCaller`},
 		{"upstreams:\n  - name: a\n    command: x\n    maxConns: 3\n", `-upstreams u.yaml:4: upstreams[0].maxConns: an upstream the gateway runs has one pipe, not connections (MaxInFlight bounds its calls)`},
-		{head + "    sessions: perCaller\n", `-upstreams u.yaml:4: upstreams[0].sessions: is for an upstream the gateway runs (Command), not one at a URL`},
+		{head + "    maxCallers: 3\n", `-upstreams u.yaml:4: upstreams[0].maxCallers: applies only with sessions: perCaller`},
 		{head + "    env: {A: b}\n", `-upstreams u.yaml:4: upstreams[0].env: is for an upstream the gateway runs (Command), not one at a URL`},
 		{head + "   bad: x\n", `-upstreams u.yaml:4: not valid YAML: value is not allowed in this context`},
 		{"upstreams:\n  - name: a\n    name: b\n", `-upstreams u.yaml:3: not valid YAML: mapping key "name" already defined at [2:5]`},
@@ -292,6 +292,19 @@ func TestUpstreamsFlag(t *testing.T) {
 		if stderr.String() != tc.want || stdout.Len() != 0 {
 			t.Errorf("%q: stderr %q, stdout %q; want stderr %q", tc.args, stderr.String(), stdout.String(), tc.want)
 		}
+	}
+}
+
+// TestUpstreamsPerCallerURL: sessions: perCaller with a url gives each
+// caller its own session of a 2025-era upstream (docs/design.md §10d).
+func TestUpstreamsPerCallerURL(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseUpstreams("u.yaml", []byte("upstreams:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    sessions: perCaller\n    maxCallers: 8\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.upstreams[0].options(); !o.PerCaller || o.MaxCallers != 8 || o.URL != "http://127.0.0.1:9/mcp" {
+		t.Fatalf("options %+v", o)
 	}
 }
 
