@@ -143,7 +143,7 @@ func (cs *callerSessions) open(ctx context.Context, s *callerSession) error {
 	}
 	if got != c.version {
 		if session != "" {
-			c.deleteSession(session)
+			_ = c.deleteSession(session)
 		}
 		return &failure{kind: kindSessionLost, err: fmt.Errorf("the upstream's session for a caller is in revision %q, not %q", got, c.version)}
 	}
@@ -151,7 +151,14 @@ func (cs *callerSessions) open(ctx context.Context, s *callerSession) error {
 	s.session = session
 	s.generation++
 	cs.mu.Unlock()
-	return c.post(context.WithValue(ctx, sessionKey{}, s), "", initializedBody)
+	if err := c.post(context.WithValue(ctx, sessionKey{}, s), "", initializedBody); err != nil {
+		// Half made: ended, not left to the upstream's own timeout.
+		if session != "" {
+			_ = c.deleteSession(session)
+		}
+		return err
+	}
+	return nil
 }
 
 // renew makes a new session for s's calls that found the one of
@@ -183,7 +190,7 @@ func (cs *callerSessions) end(s *callerSession) {
 	session := s.session
 	cs.mu.Unlock()
 	if s.err == nil && session != "" {
-		cs.c.deleteSession(session)
+		_ = cs.c.deleteSession(session)
 	}
 }
 
