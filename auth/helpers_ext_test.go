@@ -213,6 +213,10 @@ func expectRefused(t *testing.T, rep mcptest.Reply, status, code int, id, challe
 // expectCalled asserts a 200 tools/call result naming subject.
 func expectCalled(t *testing.T, rep mcptest.Reply, subject string) {
 	t.Helper()
+	if rep.Status != 200 {
+		// Which refusal: the body's message is the same for every one.
+		t.Logf("WWW-Authenticate: %q", rep.Header.Get("WWW-Authenticate"))
+	}
 	res := rep.ExpectResult(t, "1")
 	if text, isErr := mcptest.ToolText(t, res); isErr || text != subject {
 		t.Errorf("tool answered %q (isError %v), want %q", text, isErr, subject)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wymcp/wymcp/internal/jsonschema"
 	"github.com/wymcp/wymcp/internal/strictjson"
@@ -148,7 +147,9 @@ func TestReferenceCycle(t *testing.T) {
 }
 
 // TestUniqueItemsLarge: uniqueItems costs linear time, so a long array
-// cannot stall a call (a pairwise comparison would take minutes here).
+// cannot stall a call. Not a timed assertion (a loaded machine makes any
+// bound flaky): a pairwise comparison would take minutes here, past the
+// test binary's timeout.
 func TestUniqueItemsLarge(t *testing.T) {
 	const n = 100_000
 	items := make([]any, n)
@@ -156,7 +157,6 @@ func TestUniqueItemsLarge(t *testing.T) {
 		items[i] = map[string]any{"id": float64(i), "tags": []any{"t", float64(i % 7)}}
 	}
 	s := compile(t, `{"uniqueItems":true}`)
-	start := time.Now()
 	if got := validate(t, s, items); got != nil {
 		t.Fatalf("distinct items: %q", got)
 	}
@@ -164,9 +164,6 @@ func TestUniqueItemsLarge(t *testing.T) {
 	want := []jsonschema.Failure{{Path: "", Message: fmt.Sprintf("items 0 and %d are equal, want unique items", n-1)}}
 	if got := validate(t, s, items); !slices.Equal(got, want) {
 		t.Fatalf("a duplicate last: got %q, want %q", got, want)
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("took %v", elapsed)
 	}
 }
 
