@@ -91,7 +91,7 @@ func TestShutdownCutsCallsInFlight(t *testing.T) {
 	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown = %v, want context.DeadlineExceeded", err)
 	}
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > 30*time.Second {
 		t.Errorf("Shutdown returned %v after it began, want soon after its ctx ended", took)
 	}
 

