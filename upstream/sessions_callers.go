@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // callerSessions gives each caller an upstream session of its own
@@ -19,21 +18,12 @@ import (
 // DELETE), and a session idle for callerIdle is ended too. A 2026-07-28
 // upstream keeps no sessions: PerCaller changes nothing there.
 type callerSessions struct {
-	c   *client
-	max int
-
-	mu     sync.Mutex
-	by     map[string]*callerSession
-	closed bool
-	stop   chan struct{}
+	c *client
+	*callerPool[*callerSession]
 }
 
 // callerSession is one caller's upstream session.
 type callerSession struct {
-	inflight int
-	last     time.Time
-	ready    chan struct{} // closed once its first handshake is over
-	err      error         // the first handshake's failure
 	// session and generation, guarded by callerSessions.mu, are as the
 	// client's own: generation counts the handshakes, so that of calls
 	// that find the session lost at once only one makes a new one.
@@ -47,8 +37,21 @@ type callerSession struct {
 type sessionKey struct{}
 
 func newCallerSessions(c *client, max int) *callerSessions {
-	cs := &callerSessions{c: c, max: orDefault(max, defaultMaxCallers), by: map[string]*callerSession{}, stop: make(chan struct{})}
-	go cs.reap()
+	cs := &callerSessions{c: c}
+	cs.callerPool = newCallerPool(max, callerHooks[*callerSession]{
+		value: func(string) *callerSession { return &callerSession{} },
+		// Not the call's deadline: the session outlives the call, and
+		// one client going away must not leave it half made.
+		open: func(ctx context.Context, s *callerSession) error { return cs.open(context.WithoutCancel(ctx), s) },
+		end:  cs.end,
+		failed: func(err error) error {
+			var f *failure
+			if !errors.As(err, &f) {
+				f = &failure{kind: kindSessionLost, err: err}
+			}
+			return f
+		},
+	})
 	return cs
 }
 
@@ -63,11 +66,11 @@ func (c *client) callerSession(ctx context.Context) (context.Context, func(), er
 	if key == "" {
 		return ctx, func() {}, nil
 	}
-	s, err := c.sessions.get(ctx, key)
+	e, err := c.sessions.get(ctx, key)
 	if err != nil {
 		return ctx, func() {}, err
 	}
-	return context.WithValue(ctx, sessionKey{}, s), func() { c.sessions.release(s) }, nil
+	return context.WithValue(ctx, sessionKey{}, e.v), func() { c.sessions.release(e) }, nil
 }
 
 // sessionOf returns the session a request on ctx goes in, and its
@@ -80,55 +83,6 @@ func (c *client) sessionOf(ctx context.Context) (*callerSession, uint64, string)
 	}
 	generation, session := c.currentSession()
 	return nil, generation, session
-}
-
-// get returns the caller's session, making it if it has none (the call
-// waits for its handshake, within its own deadline).
-func (cs *callerSessions) get(ctx context.Context, key string) (*callerSession, error) {
-	cs.mu.Lock()
-	if cs.closed {
-		cs.mu.Unlock()
-		return nil, &failure{kind: kindClosed}
-	}
-	s := cs.by[key]
-	if s == nil {
-		if len(cs.by) >= cs.max && !cs.evictLocked() {
-			cs.mu.Unlock()
-			return nil, &failure{kind: kindCallers, detail: fmt.Sprint(cs.max)}
-		}
-		s = &callerSession{ready: make(chan struct{})}
-		cs.by[key] = s
-		// Not the call's deadline: the session outlives the call, and
-		// one client going away must not leave it half made.
-		hctx := context.WithoutCancel(ctx)
-		go func() {
-			s.err = cs.open(hctx, s)
-			close(s.ready)
-		}()
-	}
-	s.inflight++
-	s.last = time.Now()
-	cs.mu.Unlock()
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		cs.release(s)
-		return nil, ctx.Err()
-	}
-	if s.err != nil {
-		cs.release(s)
-		cs.mu.Lock()
-		if cs.by[key] == s {
-			delete(cs.by, key)
-		}
-		cs.mu.Unlock()
-		var f *failure
-		if !errors.As(s.err, &f) {
-			f = &failure{kind: kindSessionLost, err: s.err}
-		}
-		return nil, f
-	}
-	return s, nil
 }
 
 // open makes s's session: initialize in the revision negotiate settled,
@@ -176,89 +130,14 @@ func (cs *callerSessions) renew(ctx context.Context, s *callerSession, generatio
 	return nil
 }
 
-func (cs *callerSessions) release(s *callerSession) {
-	cs.mu.Lock()
-	s.inflight--
-	s.last = time.Now()
-	cs.mu.Unlock()
-}
-
-// end ends s's session with DELETE once its handshake is over.
-func (cs *callerSessions) end(s *callerSession) {
-	<-s.ready
+// end ends s's session with DELETE, if its handshake made one.
+func (cs *callerSessions) end(s *callerSession, err error) {
 	cs.mu.Lock()
 	session := s.session
 	cs.mu.Unlock()
-	if s.err == nil && session != "" {
+	if err == nil && session != "" {
 		_ = cs.c.deleteSession(session)
 	}
-}
-
-// evictLocked ends the longest idle caller's session that has no call in
-// flight; false when every one has.
-func (cs *callerSessions) evictLocked() bool {
-	var (
-		key  string
-		idle *callerSession
-	)
-	for k, s := range cs.by {
-		if s.inflight == 0 && (idle == nil || s.last.Before(idle.last)) {
-			key, idle = k, s
-		}
-	}
-	if idle == nil {
-		return false
-	}
-	delete(cs.by, key)
-	go cs.end(idle)
-	return true
-}
-
-// reap ends the sessions idle for callerIdle.
-func (cs *callerSessions) reap() {
-	t := time.NewTicker(max(callerIdle/4, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-cs.stop:
-			return
-		case now := <-t.C:
-			cs.mu.Lock()
-			for k, s := range cs.by {
-				if s.inflight == 0 && now.Sub(s.last) >= callerIdle {
-					delete(cs.by, k)
-					go cs.end(s)
-				}
-			}
-			cs.mu.Unlock()
-		}
-	}
-}
-
-// close ends every caller's session.
-func (cs *callerSessions) close() {
-	cs.mu.Lock()
-	if cs.closed {
-		cs.mu.Unlock()
-		return
-	}
-	cs.closed = true
-	close(cs.stop)
-	all := make([]*callerSession, 0, len(cs.by))
-	for _, s := range cs.by {
-		all = append(all, s)
-	}
-	cs.by = nil
-	cs.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cs.end(s)
-		}()
-	}
-	wg.Wait()
 }
 
 // deleteSession ends a 2025-era upstream's session (DELETE), within
