@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -156,7 +158,7 @@ func (sp childSpec) spawn() (*child, *os.File, *os.File, error) {
 			Pdeathsig: reaperDie,
 		},
 	}
-	err = cmd.Start()
+	err = startReaper(cmd)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -178,6 +180,36 @@ func (sp childSpec) spawn() (*child, *os.File, *os.File, error) {
 		pidNum:   cmd.Process.Pid,
 	}
 	return ch, outR, errR, nil
+}
+
+// spawns are the reapers to start on the spawning thread (startReaper).
+var (
+	spawns     = make(chan spawnRequest)
+	spawnsOnce sync.Once
+)
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startReaper starts cmd, a reaper, from one goroutine locked to its
+// thread for the life of the process. Pdeathsig belongs to the thread that
+// forks, not to the process: a reaper forked on a thread the runtime ends
+// later (a goroutine exiting locked to it, in the embedder's code or a
+// library's) would take that for the gateway's death and end its program.
+func startReaper(cmd *exec.Cmd) error {
+	spawnsOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for r := range spawns {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawns <- spawnRequest{cmd: cmd, done: done}
+	return <-done
 }
 
 // wait waits for the reaper to exit (after the program and its group).
