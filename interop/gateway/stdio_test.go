@@ -377,6 +377,13 @@ func TestStdioEverythingElicitation(t *testing.T) {
 	s := newLegacySession(t, ctx, url)
 	var asked []string
 	res := s.call(ctx, "ev_trigger-elicitation-request", `{}`, func(method string, params json.RawMessage) string {
+		if method == "roots/list" {
+			// server-everything asks for roots 350 ms after it starts,
+			// and the gateway relays that to the caller of a call in
+			// flight (a 2025 client's capabilities are taken as
+			// declared, docs/design.md §1a): none here.
+			return `{"roots":[]}`
+		}
 		asked = append(asked, method+" "+string(params))
 		return `{"action":"accept","content":{"name":"Ada Lovelace","check":true,"integer":7}}`
 	})
