@@ -2,9 +2,7 @@ package upstream_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -163,85 +161,16 @@ func TestWatchPollsWhenStreamFails(t *testing.T) {
 	}
 }
 
-// legacyChanging is a 2025-11-25 server that advertises tools.listChanged
-// and tells of a change on its GET stream, in its session.
-type legacyChanging struct {
-	tools  atomic.Value // string: the tools array
-	change chan struct{}
-	gets   atomic.Int32
-	opened chan struct{}
-	// listed is sent each tools/list's number once it is answered.
-	lists  atomic.Int32
-	listed chan int32
-}
-
-func (s *legacyChanging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet {
-		if r.Header.Get("Mcp-Session-Id") != "s1" || r.Header.Get("Accept") != "text/event-stream" {
-			http.Error(w, "bad GET", http.StatusBadRequest)
-			return
-		}
-		s.gets.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		select {
-		case s.opened <- struct{}{}:
-		default:
-		}
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-s.change:
-				// A request of the server's own comes first: skipped.
-				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"}\n\n")
-				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
-				w.(http.Flusher).Flush()
-			}
-		}
-	}
-	body, _ := io.ReadAll(r.Body)
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	_ = json.Unmarshal(body, &m)
-	var result string
-	switch m.Method {
-	case "server/discover":
-		http.Error(w, "unknown", http.StatusBadRequest)
-		return
-	case "initialize":
-		w.Header().Set("Mcp-Session-Id", "s1")
-		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"legacy","version":"1"}}`
-	case "tools/list":
-		result = `{"tools":` + s.tools.Load().(string) + `}`
-	default:
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
-	if m.Method == "tools/list" {
-		select {
-		case s.listed <- s.lists.Add(1):
-		default:
-		}
-	}
-}
-
 // TestWatchFollowsLegacyStream: a 2025-era upstream that advertises
 // tools.listChanged is followed on its GET stream, in its session; a
 // list_changed on it is read at once, though the refresh interval is an
 // hour.
 func TestWatchFollowsLegacyStream(t *testing.T) {
 	t.Parallel()
-	s := &legacyChanging{change: make(chan struct{}), opened: make(chan struct{}, 4), listed: make(chan int32, 16)}
-	s.tools.Store(`[{"name":"one","inputSchema":{"type":"object"}}]`)
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "legacy", URL: hs.URL, Prefix: "l_", Refresh: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	f := &legacyUp{listChanged: true}
+	f.setTools(`[{"name":"one","inputSchema":{"type":"object"}}]`)
+	f.start(t)
+	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "legacy", URL: f.URL, Prefix: "l_", Refresh: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,18 +179,19 @@ func TestWatchFollowsLegacyStream(t *testing.T) {
 		t.Fatalf("negotiated %s", u.Version())
 	}
 	sets := watchNames(t, u)
-	<-s.opened
+	<-f.opened
 	// The list read at the stream's opening (Connect's was the first) is
 	// answered before the change, so only the stream can tell of it.
 	for n := int32(0); n < 2; {
-		n = <-s.listed
+		n = <-f.listed
 	}
-	s.tools.Store(`[{"name":"one","inputSchema":{"type":"object"}},{"name":"two","inputSchema":{"type":"object"}}]`)
-	s.change <- struct{}{}
+	f.setTools(`[{"name":"one","inputSchema":{"type":"object"}},{"name":"two","inputSchema":{"type":"object"}}]`)
+	// A request of the server's own comes first: skipped.
+	f.tell(`{"jsonrpc":"2.0","id":"p1","method":"ping"}`, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	if got := fmt.Sprint(nextSet(t, sets)); got != "[l_one l_two]" {
 		t.Errorf("after the change: %s", got)
 	}
-	if n := s.gets.Load(); n != 1 {
+	if n := f.gets.Load(); n != 1 {
 		t.Errorf("%d GET streams, want 1", n)
 	}
 }

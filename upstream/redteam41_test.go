@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,96 +19,6 @@ import (
 
 // Issue 41's red team: an upstream's change stream when it misbehaves.
 
-// forgetful is a 2025-11-25 server that advertises tools.listChanged and
-// can forget its sessions (a restart): a request in a session it does not
-// know is answered 404, as the era says, until the client initializes
-// again. Each GET stream it opens is reported on opened, by its session.
-type forgetful struct {
-	// noGet: it serves no GET at all, and answers it 404 (an HTTP
-	// router's answer to a method it has no route for), whatever the
-	// session.
-	noGet   bool
-	mu      sync.Mutex
-	n       int
-	current string
-	gets    int
-	opened  chan string
-}
-
-// counts are the sessions it made and the GETs it was sent.
-func (s *forgetful) counts() (sessions, gets int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n, s.gets
-}
-
-func (s *forgetful) session() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.current
-}
-
-// forget drops every session.
-func (s *forgetful) forget() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.current = ""
-}
-
-func (s *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get("Mcp-Session-Id")
-	if r.Method == http.MethodGet {
-		s.mu.Lock()
-		s.gets++
-		s.mu.Unlock()
-		if s.noGet || sid == "" || sid != s.session() {
-			http.Error(w, "no such session", http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		s.opened <- sid
-		<-r.Context().Done()
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	_ = json.Unmarshal(body, &m)
-	var result string
-	switch m.Method {
-	case "server/discover":
-		http.Error(w, "unknown", http.StatusBadRequest)
-		return
-	case "initialize":
-		s.mu.Lock()
-		s.n++
-		s.current = "s" + strconv.Itoa(s.n)
-		w.Header().Set("Mcp-Session-Id", s.current)
-		s.mu.Unlock()
-		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"forgetful","version":"1"}}`
-	default:
-		if sid != s.session() {
-			http.Error(w, "no such session", http.StatusNotFound)
-			return
-		}
-		switch m.Method {
-		case "tools/list":
-			result = `{"tools":[{"name":"one","inputSchema":{"type":"object"}}]}`
-		case "ping":
-			result = `{}`
-		default:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
-}
-
 // TestWatchRenewsLostSessionForStream: a 2025 upstream that lost the
 // gateway's session (it restarted) answers the GET stream 404. The
 // gateway finds the session lost (a ping in it is 404 too), makes a new
@@ -119,18 +27,16 @@ func (s *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // poll (an hour here) made a new one, and no change was told meanwhile.
 func TestWatchRenewsLostSessionForStream(t *testing.T) {
 	t.Parallel()
-	s := &forgetful{opened: make(chan string, 8)}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "forgetful", URL: hs.URL, Prefix: "f_", Refresh: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	f := (&legacyUp{listChanged: true}).start(t)
+	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "forgetful", URL: f.URL, Prefix: "f_", Refresh: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = u.Close() })
-	s.forget()
+	f.forget()
 	watchNames(t, u)
 	select {
-	case sid := <-s.opened:
+	case sid := <-f.opened:
 		if sid != "s2" {
 			t.Errorf("the stream opened in session %q, want the new s2", sid)
 		}
@@ -145,11 +51,9 @@ func TestWatchRenewsLostSessionForStream(t *testing.T) {
 // not replaced at each try.
 func TestWatchNoGetRouteKeepsSession(t *testing.T) {
 	t.Parallel()
-	s := &forgetful{noGet: true, opened: make(chan string, 8)}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	f := (&legacyUp{listChanged: true, getStatus: http.StatusNotFound}).start(t)
 	logs := &syncLog{}
-	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "noget", URL: hs.URL, Prefix: "n_", Refresh: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	u, err := upstream.Connect(t.Context(), upstream.Options{Name: "noget", URL: f.URL, Prefix: "n_", Refresh: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +64,7 @@ func TestWatchNoGetRouteKeepsSession(t *testing.T) {
 			t.Fatalf("the GET 404 was not taken for no stream:\n%s", logs.String())
 		}
 	}
-	if sessions, gets := s.counts(); sessions != 1 || gets != 1 {
+	if sessions, gets := f.sessions(), f.gets.Load(); sessions != 1 || gets != 1 {
 		t.Errorf("%d sessions and %d GETs, want 1 and 1", sessions, gets)
 	}
 }
