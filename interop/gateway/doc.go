@@ -3,7 +3,9 @@
 // starts: @modelcontextprotocol/server-everything (npm, Streamable HTTP,
 // 2025-11-25 with sessions), a go-sdk v1.8.0 server in its stateless
 // 2026-07-28 mode (cmd/sdkserver) and an mcp-go v1.2.1 server
-// (cmd/mgoserver). A client lists the union and calls each upstream's
+// (cmd/mgoserver); and, run by the gateway library as stdio children
+// (stdio_test.go), the npm reference servers and the same go-sdk server on
+// its stdio transport (cmd/sdkserver -stdio). A client lists the union and calls each upstream's
 // tools through the gateway: results, progress relayed, upstream errors
 // mapped (docs/design.md §10a), auth (the caller's token checked at the
 // gateway, an RFC 8693 exchanged token at the upstream, from the real

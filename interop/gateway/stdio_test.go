@@ -4,8 +4,9 @@ package gateway
 // (docs/design.md §10d): the reference servers everything (its stdio
 // mode), filesystem (on a temporary folder) and memory (one child per
 // caller), from npm (package.json, on the pinned Node 22), and a go-sdk
-// v1.8.0 server on its stdio transport (cmd/sdkstdio). The gateway is the
-// library (package gateway) in the test's process, served on 127.0.0.1.
+// v1.8.0 server on its stdio transport (cmd/sdkserver -stdio). The gateway
+// is the library (package gateway) in the test's process, served on
+// 127.0.0.1.
 
 import (
 	"context"
@@ -15,7 +16,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -100,30 +100,10 @@ func toolNames(t *testing.T, ctx context.Context, url string) []string {
 
 var httpClient = http.DefaultClient
 
-// sdkstdio is cmd/sdkstdio, built once.
-var (
-	sdkstdioOnce sync.Once
-	sdkstdioPath string
-	sdkstdioErr  error
-)
-
-func sdkstdio(t *testing.T) string {
-	t.Helper()
-	sdkstdioOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wymcp-sdkstdio-")
-		if err != nil {
-			sdkstdioErr = err
-			return
-		}
-		sdkstdioPath = filepath.Join(dir, "sdkstdio")
-		if out, err := exec.Command("go", "build", "-o", sdkstdioPath, "./cmd/sdkstdio").CombinedOutput(); err != nil {
-			sdkstdioErr = fmt.Errorf("go build ./cmd/sdkstdio: %v\n%s", err, out)
-		}
-	})
-	if sdkstdioErr != nil {
-		t.Fatal(sdkstdioErr)
-	}
-	return sdkstdioPath
+// gosdkStdio is cmd/sdkserver on its stdio transport, as the upstream
+// "gosdk" with the prefix go_.
+func gosdkStdio(t *testing.T) upstream.Options {
+	return upstream.Options{Name: "gosdk", Prefix: "go_", Command: bin(t, "sdkserver"), Args: []string{"-stdio"}}
 }
 
 func TestStdioServers(t *testing.T) {
@@ -143,7 +123,7 @@ func TestStdioServers(t *testing.T) {
 		// Each caller's child keeps its memory in a file of its own.
 		upstream.Options{Name: "memory", Prefix: "mem_", Command: memCmd, Args: memArgs, PerCaller: true,
 			Env: map[string]string{"MEMORY_FILE_PATH": memDir + "/${WYMCP_CALLER}.jsonl"}},
-		upstream.Options{Name: "gosdk", Prefix: "go_", Command: sdkstdio(t)},
+		gosdkStdio(t),
 	)
 
 	names := toolNames(t, ctx, url)
@@ -252,7 +232,9 @@ func TestStdioServers(t *testing.T) {
 // runs, and the callers stop after 20 answers each from the new child.
 func TestStdioChildKilledUnderLoad(t *testing.T) {
 	ctx := context.Background()
-	url, _ := stdioGateway(t, upstream.Options{Name: "gosdk", Prefix: "go_", Command: sdkstdio(t), CallTimeout: time.Minute})
+	gosdk := gosdkStdio(t)
+	gosdk.CallTimeout = time.Minute
+	url, _ := stdioGateway(t, gosdk)
 	pid := func() int {
 		t.Helper()
 		text, _ := callText(t, ctx, url, "go_pid", `{}`, "")

@@ -1,24 +1,16 @@
-// Command sdkstdio is a stdio upstream of interop/gateway's end-to-end test
-// (stdio_test.go): an MCP server built with the official Go SDK (go-sdk
-// v1.8.0) on its stdio transport, which the gateway runs as a child.
-//
-//	sdkstdio [-tag TAG]
-//
-// TAG is ignored: it marks the process, so that the test can find it in
-// /proc and kill it. Tools: echo {text, sleepMs}; steps (three progress
-// notifications); fail {code, message} (a JSON-RPC error with that code and
-// message); pid (the process's id); hold (runs until its call is
-// cancelled or the process ends); holding (how many hold calls are
-// running: a test knows a call is in the child, without timing).
 package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +20,7 @@ import (
 
 type echoArgs struct {
 	Text    string `json:"text" jsonschema:"the text to echo"`
-	SleepMs int    `json:"sleepMs,omitempty" jsonschema:"how long to wait first, in milliseconds"`
+	SleepMs int    `json:"sleepMs,omitempty" jsonschema:"milliseconds to wait before answering"`
 }
 
 type failArgs struct {
@@ -40,11 +32,9 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-func main() {
-	_ = flag.String("tag", "", "marks the process; ignored")
-	flag.Parse()
-	s := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-stdio", Version: "1.8.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text."},
+// addCommon adds the tools of both transports: echo, steps and fail.
+func addCommon(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Title: "Echo", Description: "Echoes its text."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 			if in.SleepMs > 0 {
 				select {
@@ -77,8 +67,65 @@ func main() {
 		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 			return nil, err
 		}
-		return nil, &jsonrpc.Error{Code: in.Code, Message: in.Message}
+		return nil, &jsonrpc.Error{Code: in.Code, Message: in.Message, Data: json.RawMessage(`{"origin":"go-sdk"}`)}
 	})
+}
+
+// seen is the SHA-256 of every bearer token presented over HTTP, in order
+// of first use.
+var (
+	seenMu sync.Mutex
+	seen   []string
+)
+
+// see records the bearer token of an Authorization header.
+func see(authorization string) {
+	sum := tokenHash(authorization)
+	if sum == "" {
+		return
+	}
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	if !slices.Contains(seen, sum) {
+		seen = append(seen, sum)
+	}
+}
+
+func tokenHash(authorization string) string {
+	tok, ok := strings.CutPrefix(authorization, "Bearer ")
+	if !ok || tok == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// addHTTP adds the tools that read the HTTP request's bearer token:
+// whoami and seen.
+func addHTTP(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Says who the bearer token names."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			out := map[string]any{}
+			if req.Extra != nil && req.Extra.TokenInfo != nil {
+				out = req.Extra.TokenInfo.Extra
+				out["tokenSHA256"] = tokenHash(req.Extra.Header.Get("Authorization"))
+			}
+			b, _ := json.Marshal(out)
+			return text(string(b)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "seen", Description: "Lists the SHA-256 of every bearer token presented."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			seenMu.Lock()
+			b, _ := json.Marshal(seen)
+			seenMu.Unlock()
+			return text(string(b)), nil, nil
+		})
+}
+
+// addStdio adds the tools of a child process: pid, so that a test can
+// kill it, and hold and holding, so that a test knows a call is running
+// in it without timing.
+func addStdio(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Says the process's id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strconv.Itoa(os.Getpid())), nil, nil
@@ -95,8 +142,4 @@ func main() {
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strconv.FormatInt(holding.Load(), 10)), nil, nil
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "sdkstdio:", err)
-		os.Exit(1)
-	}
 }
