@@ -335,6 +335,11 @@ func (e *upstreamEntry) buildCredentials(dir string) (err error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
+	// The digest is read before the credentials: a file changed between
+	// the two reads is then a change the next reload sees (and reconnects
+	// for), never new contents taken for the ones in use.
+	data, _ := readOperatorFile(p, maxSecretFile)
+	e.digest = fmt.Sprintf("%x", sha256.Sum256(data))
 	if oauth == nil {
 		e.creds, err = upstream.StaticHeaders(p)
 	} else {
@@ -345,10 +350,6 @@ func (e *upstreamEntry) buildCredentials(dir string) (err error) {
 		e.creds, err = build(upstream.OAuth{TokenURL: oauth.TokenURL, ClientID: oauth.ClientID, ClientSecretFile: p,
 			Scopes: oauth.Scopes, Resource: oauth.Resource, Audience: oauth.Audience})
 	}
-	// Read again for the digest alone: a file changed or gone since is a
-	// change the next reload sees.
-	data, _ := readOperatorFile(p, maxSecretFile)
-	e.digest = fmt.Sprintf("%x", sha256.Sum256(data))
 	return err
 }
 
