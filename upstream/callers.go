@@ -7,21 +7,22 @@ import (
 	"time"
 )
 
-// callerIdle is how long a caller's session or child may go unused
-// before it is ended; a variable for tests.
-var callerIdle = 5 * time.Minute
+// defaultCallerIdle is how long a caller's session or child may go
+// unused before it is ended (Options.PerCaller, docs/design.md §10d).
+const defaultCallerIdle = 5 * time.Minute
 
 const defaultMaxCallers = 64
 
 // callerPool keeps one T per caller (Options.PerCaller): a 2025-era
 // upstream's session (callerSessions) or a child (callerConns). At most
 // max callers have one; a new caller takes the place of the longest idle
-// with no call in flight, and one idle for callerIdle is ended. How a T
+// with no call in flight, and one unused for idle is ended. How a T
 // is made, opened and ended, and what a failed open answers, are the
 // user's (callerHooks); the bookkeeping is the pool's alone.
 type callerPool[T any] struct {
-	max int
-	h   callerHooks[T]
+	max  int
+	idle time.Duration
+	h    callerHooks[T]
 
 	// mu guards the entries' bookkeeping, and whatever of T its user
 	// says it does.
@@ -52,8 +53,8 @@ type callerEntry[T any] struct {
 	err      error         // the first open's failure
 }
 
-func newCallerPool[T any](max int, h callerHooks[T]) *callerPool[T] {
-	p := &callerPool[T]{max: orDefault(max, defaultMaxCallers), h: h, by: map[string]*callerEntry[T]{}, stop: make(chan struct{})}
+func newCallerPool[T any](max int, idle time.Duration, h callerHooks[T]) *callerPool[T] {
+	p := &callerPool[T]{max: orDefault(max, defaultMaxCallers), idle: orDefault(idle, defaultCallerIdle), h: h, by: map[string]*callerEntry[T]{}, stop: make(chan struct{})}
 	go p.reap()
 	return p
 }
@@ -135,9 +136,9 @@ func (p *callerPool[T]) evictLocked() bool {
 	return true
 }
 
-// reap ends the entries idle for callerIdle.
+// reap ends the entries idle for p.idle with no call in flight.
 func (p *callerPool[T]) reap() {
-	t := time.NewTicker(max(callerIdle/4, 10*time.Millisecond))
+	t := time.NewTicker(max(p.idle/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -146,7 +147,7 @@ func (p *callerPool[T]) reap() {
 		case now := <-t.C:
 			p.mu.Lock()
 			for k, e := range p.by {
-				if e.inflight == 0 && now.Sub(e.last) >= callerIdle {
+				if e.inflight == 0 && now.Sub(e.last) >= p.idle {
 					delete(p.by, k)
 					go p.end(e)
 				}

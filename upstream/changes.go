@@ -17,9 +17,10 @@ import (
 // tools/list every RefreshInterval, Watch follows the stream on which the
 // upstream tells of a change, where it offers one, and reads the list at
 // once when told. At 2026-07-28 it is its subscriptions/listen (when its
-// server/discover advertises tools.listChanged); within a 2025 session,
-// its GET stream (when its initialize advertised tools.listChanged),
-// which carries notifications/tools/list_changed. Polling goes on
+// server/discover advertises tools.listChanged), over HTTP or on a
+// child's pipe (stdio_listen.go); within a 2025 session, its GET stream
+// (when its initialize advertised tools.listChanged), which carries
+// notifications/tools/list_changed; a 2025 child's stdout. Polling goes on
 // whatever the stream does: a stream that fails costs freshness, never
 // the tools; it is opened again with backoff.
 
@@ -91,6 +92,15 @@ func (u *Upstream) follow(ctx context.Context, kick chan<- struct{}) {
 	}
 }
 
+// listenBody is the subscriptions/listen request of id, asking for
+// toolsListChanged alone (what Watch reads), over HTTP or a child's pipe.
+func (c *client) listenBody(id int64) []byte {
+	body := c.appendHead(nil, id, wire.MethodListen)
+	body = append(body, `,"params":{"notifications":{"toolsListChanged":true},"_meta":`...)
+	body = c.appendMeta(body, nil, 0, "", "")
+	return append(body, "}}"...)
+}
+
 // changeStream opens the upstream's change stream and reads it until it
 // ends (nil: the upstream ended it gracefully, its listen's result) or
 // fails, calling opened once it serves and changed at each
@@ -118,12 +128,7 @@ func (c *client) changeStream(ctx context.Context, opened, changed func()) error
 			hreq.Header["Mcp-Session-Id"] = []string{session}
 		}
 	} else {
-		id := c.ids.Add(1)
-		body := c.appendHead(nil, id, wire.MethodListen)
-		body = append(body, `,"params":{"notifications":{"toolsListChanged":true},"_meta":`...)
-		body = c.appendMeta(body, nil, 0, "", "")
-		body = append(body, "}}"...)
-		hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+		hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.listenBody(c.ids.Add(1))))
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func newClient(o Options) (*client, error) {
 	c.finish(o)
 	c.conn = httpConn{c}
 	if o.PerCaller {
-		c.sessions = newCallerSessions(c, o.MaxCallers)
+		c.sessions = newCallerSessions(c, o.MaxCallers, o.callerIdle)
 	}
 	return c, nil
 }

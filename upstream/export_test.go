@@ -67,3 +67,8 @@ func StdioPID(u *Upstream) int {
 	}
 	return s.ready.pidNum
 }
+
+// SetCallerIdle sets how long a caller's child or session of the upstream
+// o makes (PerCaller) may go unused before it is ended: that upstream's
+// alone, so that tests in parallel do not share it.
+func SetCallerIdle(o *Options, d time.Duration) { o.callerIdle = d }

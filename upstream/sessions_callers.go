@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // callerSessions gives each caller an upstream session of its own
@@ -15,7 +16,7 @@ import (
 // gateway's own requests (listing, probes) and the change stream stay in
 // the shared session negotiate made. At most max callers have a session;
 // a new one takes the place of the longest idle (its session ended with
-// DELETE), and a session idle for callerIdle is ended too. A 2026-07-28
+// DELETE), and a session idle for five minutes is ended too. A 2026-07-28
 // upstream keeps no sessions: PerCaller changes nothing there.
 type callerSessions struct {
 	c *client
@@ -36,9 +37,9 @@ type callerSession struct {
 // messages go in (exchange, post, cancellation).
 type sessionKey struct{}
 
-func newCallerSessions(c *client, max int) *callerSessions {
+func newCallerSessions(c *client, max int, idle time.Duration) *callerSessions {
 	cs := &callerSessions{c: c}
-	cs.callerPool = newCallerPool(max, callerHooks[*callerSession]{
+	cs.callerPool = newCallerPool(max, idle, callerHooks[*callerSession]{
 		value: func(string) *callerSession { return &callerSession{} },
 		// Not the call's deadline: the session outlives the call, and
 		// one client going away must not leave it half made.

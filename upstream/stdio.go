@@ -62,6 +62,9 @@ type stdioConn struct {
 	// changed, while Watch follows the child (follow), is told of each
 	// notifications/tools/list_changed and of each new child.
 	changed func()
+	// readied, while follow waits for a child to listen to, is closed
+	// when the next one is ready (start).
+	readied chan struct{}
 
 	// answering bounds the goroutines answering the child's own requests
 	// that no call can take.
@@ -101,6 +104,10 @@ type pending struct {
 	failed chan error   // its response could not be taken (too large)
 	// call: a tools/call, which may be handed the child's own requests.
 	call bool
+	// listen: the gateway's subscriptions/listen (stdio_listen.go), handed
+	// its acknowledgement and its end; it is no call, and never makes
+	// another call's requests uncertain.
+	listen bool
 }
 
 const (
@@ -174,7 +181,7 @@ func newStdioClient(o Options) (*client, error) {
 	s.stderrLog.Interval = 100 * time.Millisecond
 	c.conn, c.stdio = s, s
 	if o.PerCaller {
-		c.conn = newCallerConns(c, s, spec, o.MaxCallers)
+		c.conn = newCallerConns(c, s, spec, o.MaxCallers, o.callerIdle)
 	}
 	return c, nil
 }
@@ -522,11 +529,15 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			}
 		}
 	case m.id == nil:
-		if m.method == "notifications/tools/list_changed" {
+		switch m.method {
+		case wire.MethodToolsListChanged:
 			s.tellChanged()
 			return
-		}
-		if m.method != "notifications/progress" {
+		case wire.MethodListenAcknowledged, methodCancelled:
+			s.toListen(ch, m)
+			return
+		case "notifications/progress":
+		default:
 			return
 		}
 		token, ok := progressToken(m.params)
@@ -544,16 +555,22 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 		}
 	default:
 		// Whose call the request is about is certain only when the child
-		// is one caller's, or one call is in flight on it.
+		// is one caller's, or one call is in flight on it (the gateway's
+		// listen, which is no call, aside).
 		ch.mu.Lock()
 		var only *pending
-		if len(ch.calls) == 1 || s.perCaller {
-			for _, p := range ch.calls {
-				if p.call {
-					only = p
-					break
-				}
+		n := 0
+		for _, p := range ch.calls {
+			if p.listen {
+				continue
 			}
+			n++
+			if p.call && only == nil {
+				only = p
+			}
+		}
+		if n != 1 && !s.perCaller {
+			only = nil
 		}
 		ch.mu.Unlock()
 		if only != nil && only.call {
@@ -564,34 +581,6 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			}
 		}
 		s.answerAlone(ch, m)
-	}
-}
-
-// follow is a stdio upstream's change stream (changes.go): the child's
-// notifications/tools/list_changed come on its stdout, and a new child may
-// list other tools; both call changed until ctx ends.
-func (s *stdioConn) follow(ctx context.Context, opened, changed func()) error {
-	s.mu.Lock()
-	s.changed = changed
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.changed = nil
-		s.mu.Unlock()
-	}()
-	opened()
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-// tellChanged tells Watch, when it follows, that the tools may have
-// changed.
-func (s *stdioConn) tellChanged() {
-	s.mu.Lock()
-	f := s.changed
-	s.mu.Unlock()
-	if f != nil {
-		f()
 	}
 }
 

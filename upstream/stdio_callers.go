@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 )
 
 // callerConns gives each caller a child of its own (Options.PerCaller):
@@ -11,8 +12,8 @@ import (
 // then never mixes two callers' state. The gateway's own requests
 // (listing, probes) and calls whose caller cannot be told go to the shared
 // child, the one Connect starts. At most max callers have a child; a new
-// one takes the place of the longest idle, and a child idle for
-// callerIdle is stopped.
+// one takes the place of the longest idle, and a child idle for five
+// minutes is stopped.
 type callerConns struct {
 	shared *stdioConn
 	*callerPool[*stdioConn]
@@ -26,8 +27,8 @@ func callerHash(key string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func newCallerConns(c *client, shared *stdioConn, spec childSpec, max int) *callerConns {
-	return &callerConns{shared: shared, callerPool: newCallerPool(max, callerHooks[*stdioConn]{
+func newCallerConns(c *client, shared *stdioConn, spec childSpec, max int, idle time.Duration) *callerConns {
+	return &callerConns{shared: shared, callerPool: newCallerPool(max, idle, callerHooks[*stdioConn]{
 		// spec has callerTag not yet replaced.
 		value: func(key string) *stdioConn {
 			s := &stdioConn{c: c, spec: spec.forCaller(callerHash(key)), sys: shared.sys, answering: make(chan struct{}, maxAnswering),

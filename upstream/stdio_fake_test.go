@@ -77,6 +77,24 @@ type fakeServer struct {
 	hangs atomic.Int64
 	// announced: the announce tool was called; tools/list has extra.
 	announced atomic.Bool
+	// listeners are the ids of the gateway's subscriptions/listen open
+	// (2026-07-28, with WYMCP_FAKE_LISTCHANGED); each opened, refused and
+	// ended is a line appended to the file WYMCP_FAKE_LISTENS names.
+	listeners map[string]bool
+}
+
+// listenLog appends a line to the file WYMCP_FAKE_LISTENS names.
+func (f *fakeServer) listenLog(line string) {
+	path := os.Getenv("WYMCP_FAKE_LISTENS")
+	if path == "" {
+		return
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer w.Close()
+	fmt.Fprintln(w, line)
 }
 
 func (f *fakeServer) send(v string) {
@@ -97,7 +115,7 @@ func fakeText(text string, isError bool) string {
 }
 
 func fakeStdio(mode string) {
-	f := &fakeServer{out: bufio.NewWriter(os.Stdout), modern: mode == "modern", waiting: map[string]chan fakeMsg{}, stall: make(chan struct{}), cancelled: make(chan string, 100)}
+	f := &fakeServer{out: bufio.NewWriter(os.Stdout), modern: mode == "modern", waiting: map[string]chan fakeMsg{}, listeners: map[string]bool{}, stall: make(chan struct{}), cancelled: make(chan string, 100)}
 	if m := os.Getenv("WYMCP_FAKE_CRASH"); m != "" {
 		if _, err := os.Stat(m); err == nil {
 			os.Exit(4) // a child that fails at once
@@ -143,6 +161,14 @@ func fakeStdio(mode string) {
 				RequestID json.RawMessage `json:"requestId"`
 			}
 			_ = json.Unmarshal(m.Params, &p)
+			f.mu.Lock()
+			listening := f.listeners[string(p.RequestID)]
+			delete(f.listeners, string(p.RequestID))
+			f.mu.Unlock()
+			if listening {
+				f.listenLog("ended " + string(p.RequestID))
+				continue
+			}
 			f.cancelled <- string(p.RequestID)
 			continue
 		}
@@ -168,7 +194,13 @@ func (f *fakeServer) handle(m fakeMsg) {
 			f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
 			return
 		}
-		f.result(m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"fake-stdio","version":"1"}}`)
+		caps := `{"tools":{}}`
+		if os.Getenv("WYMCP_FAKE_LISTCHANGED") != "" {
+			caps = `{"tools":{"listChanged":true}}`
+		}
+		f.result(m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":`+caps+`,"serverInfo":{"name":"fake-stdio","version":"1"}}`)
+	case "subscriptions/listen":
+		f.listen(m)
 	case "ping":
 		f.result(m.ID, `{}`)
 	case "tools/list":
@@ -228,7 +260,20 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 	case "announce":
 		f.announced.Store(true)
 		f.result(m.ID, fakeText("announced", false))
-		f.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		if !f.modern {
+			f.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+			return
+		}
+		// At 2026-07-28 a change is told on a listen alone.
+		f.mu.Lock()
+		var ids []string
+		for id := range f.listeners {
+			ids = append(ids, id)
+		}
+		f.mu.Unlock()
+		for _, id := range ids {
+			f.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `}}}`)
+		}
 	case "hangs":
 		f.result(m.ID, fakeText(strconv.FormatInt(f.hangs.Load(), 10), false))
 	case "big":
@@ -273,4 +318,32 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 		}
 		f.result(m.ID, fakeText("noisy", false))
 	}
+}
+
+// listen is a 2026-07-28 subscriptions/listen: without
+// WYMCP_FAKE_LISTCHANGED, or with WYMCP_FAKE_NOLISTEN, the method is not
+// served (-32601); a filter without toolsListChanged is -32602;
+// otherwise it is acknowledged, and stays open until cancelled.
+func (f *fakeServer) listen(m fakeMsg) {
+	if !f.modern || os.Getenv("WYMCP_FAKE_LISTCHANGED") == "" || os.Getenv("WYMCP_FAKE_NOLISTEN") != "" {
+		f.listenLog("refused " + string(m.ID))
+		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		return
+	}
+	var p struct {
+		Meta          json.RawMessage `json:"_meta"`
+		Notifications struct {
+			ToolsListChanged bool `json:"toolsListChanged"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.Meta == nil || !p.Notifications.ToolsListChanged {
+		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params"}}`)
+		return
+	}
+	f.mu.Lock()
+	f.listeners[string(m.ID)] = true
+	f.mu.Unlock()
+	// Logged once a change would be told on it.
+	f.listenLog("listen " + string(m.ID))
+	f.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(m.ID) + `},"notifications":{"toolsListChanged":true}}}`)
 }

@@ -113,6 +113,10 @@ func (s *stdioConn) start(sys *actor.ActorSystem, self *actor.PID) error {
 	s.mu.Lock()
 	if s.owned == ch && !s.closing {
 		s.ready = ch
+		if s.readied != nil {
+			close(s.readied)
+			s.readied = nil
+		}
 	}
 	if s.starts != nil {
 		select {

@@ -241,6 +241,11 @@ type Options struct {
 	// failed calls (throttled: docs/telemetry.md); nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// callerIdle is how long a caller's child or session may go unused
+	// before it is ended (PerCaller); 0 means defaultCallerIdle. Only
+	// tests set it (export_test.go), each for its own upstream.
+	callerIdle time.Duration
 }
 
 // Upstream is a connected upstream MCP server. Its methods are safe for
@@ -330,8 +335,9 @@ func (u *Upstream) refresh(ctx context.Context) (bool, error) {
 // read (RefreshInterval) changes, so that a gateway can tell its clients
 // how long its list holds. It refreshes every RefreshInterval, and at once
 // when the upstream's change stream tells of a change, where it offers
-// one (its subscriptions/listen at 2026-07-28, its GET stream in a 2025
-// session, when it advertises tools.listChanged): the stream is opened
+// one (its subscriptions/listen at 2026-07-28, over HTTP or a child's
+// pipe; its GET stream in a 2025 session, a 2025 child's stdout; when it
+// advertises tools.listChanged): the stream is opened
 // again with backoff when it fails, and polling goes on meanwhile
 // (docs/design.md §10e). A refresh that fails is logged, and the tools
 // stay as they were until one succeeds. It returns once ctx has ended and
