@@ -323,7 +323,8 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 // listen is a 2026-07-28 subscriptions/listen: without
 // WYMCP_FAKE_LISTCHANGED, or with WYMCP_FAKE_NOLISTEN, the method is not
 // served (-32601); a filter without toolsListChanged is -32602;
-// otherwise it is acknowledged, and stays open until cancelled.
+// otherwise it is acknowledged, and stays open until cancelled (with
+// WYMCP_FAKE_LISTENEND the child ends it at once).
 func (f *fakeServer) listen(m fakeMsg) {
 	if !f.modern || os.Getenv("WYMCP_FAKE_LISTCHANGED") == "" || os.Getenv("WYMCP_FAKE_NOLISTEN") != "" {
 		f.listenLog("refused " + string(m.ID))
@@ -346,4 +347,11 @@ func (f *fakeServer) listen(m fakeMsg) {
 	// Logged once a change would be told on it.
 	f.listenLog("listen " + string(m.ID))
 	f.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(m.ID) + `},"notifications":{"toolsListChanged":true}}}`)
+	if os.Getenv("WYMCP_FAKE_LISTENEND") != "" {
+		// A child that ends each listen at once, as stdio's server does.
+		f.mu.Lock()
+		delete(f.listeners, string(m.ID))
+		f.mu.Unlock()
+		f.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(m.ID) + `,"reason":"shutting down"}}`)
+	}
 }

@@ -167,3 +167,34 @@ func TestStdioListenElicitation(t *testing.T) {
 		t.Fatalf("answer %q (isError %v), asked %d times", text, isErr, asked)
 	}
 }
+
+// A child that acknowledges each listen and ends it at once is listened
+// to again with changes.go's backoff, as an HTTP upstream's stream is:
+// 1 s, then 2 s (a stream that served a moment does not reset it), not a
+// listen and a read each second.
+func TestStdioListenEndedBacksOff(t *testing.T) {
+	t.Parallel()
+	o, file := listenOpts(t)
+	o.Env["WYMCP_FAKE_LISTENEND"] = "1"
+	log := &recordLog{}
+	o.Logger = slog.New(log)
+	g := newOCGateway(t, nil, o)
+	watch(t, g.ups[0])
+	listenLines(t, file, "listen", 3)
+	var waits []string
+	log.mu.Lock()
+	for _, r := range log.recs {
+		if strings.HasPrefix(r.Message, "upstream change stream ended") {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "retry_in" {
+					waits = append(waits, a.Value.String())
+				}
+				return true
+			})
+		}
+	}
+	log.mu.Unlock()
+	if len(waits) < 2 || waits[0] != "1s" || waits[1] != "2s" {
+		t.Fatalf("the listen was opened again after %q, want 1s then 2s", waits)
+	}
+}
