@@ -79,7 +79,8 @@ type fakeServer struct {
 	announced atomic.Bool
 	// listeners are the ids of the gateway's subscriptions/listen open
 	// (2026-07-28, with WYMCP_FAKE_LISTCHANGED); each opened, refused and
-	// ended is a line appended to the file WYMCP_FAKE_LISTENS names.
+	// ended, and each tools/list, is a line appended to the file
+	// WYMCP_FAKE_LISTENS names.
 	listeners map[string]bool
 }
 
@@ -211,6 +212,7 @@ func (f *fakeServer) handle(m fakeMsg) {
 		if f.announced.Load() {
 			tools = append(tools, `{"name":"extra","inputSchema":{"type":"object"}}`)
 		}
+		f.listenLog("list -") // in order with the listens: a test knows which read came after which
 		res := `{"tools":[` + strings.Join(tools, ",") + `]`
 		if f.modern {
 			res += `,"resultType":"complete","ttlMs":60000,"cacheScope":"shared"`

@@ -97,6 +97,17 @@ func TestStdioListen(t *testing.T) {
 	u := g.ups[0]
 	counts, stop := watch(t, u)
 	first := listenLines(t, file, "listen", 1)[0]
+	// The read at its acknowledgement (the only one Watch is asked for
+	// until the next change is told) is over: a read of the change can
+	// only be the list_changed's.
+	for {
+		lines := listenLines(t, file, "list", 1)
+		data, _ := os.ReadFile(file)
+		if strings.LastIndex(string(data), "list -") > strings.Index(string(data), first+"\n") {
+			break
+		}
+		listenLines(t, file, "list", len(lines)+1)
+	}
 
 	ocExpectText(t, stdioCall(t, g, "g_announce", `{}`), "announced", false)
 	waitCount(t, counts, 16)

@@ -23,7 +23,9 @@
 // seen (the SHA-256 of every bearer token accepted). On stdio: pid (the
 // process's id); hold (runs until its call is cancelled or the process
 // ends); holding (how many hold calls are running: a test knows a call is
-// in the child, without timing).
+// in the child, without timing); grow (adds the tool grown, which the SDK
+// tells its listeners of); listening (the subscriptions/listen requests
+// received, and the tools/list requests since the last).
 package main
 
 import (

@@ -123,8 +123,12 @@ func addHTTP(s *mcp.Server) {
 }
 
 // addStdio adds the tools of a child process: pid, so that a test can
-// kill it, and hold and holding, so that a test knows a call is running
-// in it without timing.
+// kill it; hold and holding, so that a test knows a call is running
+// in it without timing; grow, which adds the tool grown (the SDK tells
+// its listeners), and listening, which says how many subscriptions/listen
+// requests it has received and how many tools/list since the last ("1 1"
+// once the gateway has listened and read the list at the
+// acknowledgement).
 func addStdio(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Says the process's id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -141,5 +145,36 @@ func addStdio(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "holding", Description: "Says how many hold calls are running."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strconv.FormatInt(holding.Load(), 10)), nil, nil
+		})
+	var (
+		mu             sync.Mutex
+		listens, lists int // lists: tools/list requests since the last listen
+	)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			switch method {
+			case "subscriptions/listen":
+				listens, lists = listens+1, 0
+			case "tools/list":
+				lists++
+			}
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "listening", Description: "Says how many subscriptions/listen requests it has received, and tools/list requests since the last."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return text(fmt.Sprintf("%d %d", listens, lists)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Was added by grow."},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text("grown"), nil, nil
+				})
+			return text("grew"), nil, nil
 		})
 }
