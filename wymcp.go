@@ -4,8 +4,9 @@
 // A *Server is an http.Handler: mount it at the path you choose on the mux
 // you already have. Each POST carries one JSON-RPC message; the server
 // answers server/discover, tools/list and tools/call (and initialize and
-// ping for the 2025 revisions Options.Versions lists), and refuses
-// everything else with the answer docs/design.md §5 specifies. Tools are
+// ping for the 2025 revisions Options.Versions lists, and
+// subscriptions/listen when Options.ToolsChange says the set may change),
+// and refuses everything else with the answer docs/design.md §5 specifies. Tools are
 // built with package tools, typed (schemas inferred from Go types) or raw
 // (a JSON Schema kept byte-for-byte); a server serves those given to New
 // until Server.SetTools replaces them.
@@ -144,8 +145,9 @@ type Options struct {
 	// X-Forwarded-For the server believes: a request from one of them is
 	// taken to come from the address they forwarded for, read from the
 	// header's right end. Where the server tells callers without auth
-	// apart (an upstream's fair shares and circuit breaker,
-	// docs/design.md §10b), it is by that address. Nil believes no
+	// apart (a rate limit, MaxListenStreamsPerCaller, an upstream's
+	// per-caller children, fair shares and circuit breaker,
+	// docs/design.md §10b and §11), it is by that address. Nil believes no
 	// header: behind a proxy, every caller then has the proxy's address.
 	TrustedProxies []netip.Prefix
 	// StateKeys seal the requestState of multi-round-trip tool calls (see

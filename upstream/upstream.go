@@ -180,8 +180,11 @@ type Options struct {
 	// page of tools/list), and a 2025-era upstream's new session; 0 means
 	// 10 seconds.
 	ConnectTimeout time.Duration
-	// MaxConns bounds the gateway's connections to the upstream; 0 means
-	// 64. It applies to the HTTP client Connect makes, not to HTTPClient.
+	// MaxConns bounds the gateway's connections to the upstream that carry
+	// requests and their answers; 0 means 64. The messages that have no
+	// answer (a cancellation, the gateway's reply to a 2025-era upstream's
+	// request) go on connections of their own, at most MaxInFlight of them.
+	// It applies to the HTTP client Connect makes, not to HTTPClient.
 	MaxConns int
 	// MaxInFlight bounds the calls forwarded at once; a call past it is
 	// answered at once, as a tool error; 0 means 256.

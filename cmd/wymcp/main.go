@@ -220,7 +220,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.opts.AllowedHosts = append(c.opts.AllowedHosts, s)
 		return nil
 	})
-	fs.Func("trusted-proxies", "comma-separated `CIDRs` of proxies (nginx, a load balancer) whose X-Forwarded-For is believed: a caller without auth is told apart by the address they forward for (an upstream's fair shares and circuit breaker); repeatable", func(v string) error {
+	fs.Func("trusted-proxies", "comma-separated `CIDRs` of proxies (nginx, a load balancer) whose X-Forwarded-For is believed: a caller without auth is told apart by the address they forward for (rate limits, listen streams per caller, perCaller children, an upstream's fair shares and circuit breaker); repeatable", func(v string) error {
 		for _, f := range strings.Split(v, ",") {
 			p, err := parsePrefix(strings.TrimSpace(f))
 			if err != nil {
