@@ -5,8 +5,10 @@ package upstream_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,5 +141,16 @@ func TestStdioNoOrphans(t *testing.T) {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 			t.Errorf("process %d is left (alive %v)", pid, alive(pid))
 		}
+	}
+}
+
+// TestStdioDirMissing: a Dir that does not exist is named as such, not as
+// the reaper's path that could not start in it.
+func TestStdioDirMissing(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "gone")
+	_, err := upstream.Connect(context.Background(), upstream.Options{Name: "a", Command: "/bin/cat", Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dir %q: not a directory that exists", dir)) {
+		t.Fatalf("%v", err)
 	}
 }

@@ -123,6 +123,10 @@ type process struct {
 // spawn starts the program under a reaper, and returns the child with the
 // reading ends of its stdout and stderr.
 func (sp childSpec) spawn() (*child, *os.File, *os.File, error) {
+	if fi, err := os.Stat(sp.dir); sp.dir != "" && (err != nil || !fi.IsDir()) {
+		// Said here: the start would fail on the reaper's path instead.
+		return nil, nil, nil, fmt.Errorf("dir %q: not a directory that exists", sp.dir)
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, nil, err
