@@ -173,7 +173,7 @@ func sameServers(file string, was, now []*serverEntry) error {
 	if len(now) != len(was) {
 		return fmt.Errorf("-upstreams %s: servers: %d views, %d at start: views are added or removed by a restart; a reload applies their tools", file, len(now), len(was))
 	}
-	const why = "a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools"
+	const why = "a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools, allow and rateLimit"
 	for i, s := range now {
 		switch w := was[i]; {
 		case s.Path != w.Path:

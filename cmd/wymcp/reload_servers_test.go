@@ -48,9 +48,9 @@ func TestReloadServersReadAtStart(t *testing.T) {
 
 	for _, c := range []struct{ servers, want string }{
 		{"servers:\n  - {path: /v, name: team, tools: [one, two], scopes: [s1, s2]}\n",
-			`servers[0].scopes: [s1 s2], [s1] at start: a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools`},
+			`servers[0].scopes: [s1 s2], [s1] at start: a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools, allow and rateLimit`},
 		{"servers:\n  - {path: /v, name: other, tools: [one, two], scopes: [s1]}\n",
-			`servers[0].name: "other", "team" at start: a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools`},
+			`servers[0].name: "other", "team" at start: a view's path, name and scopes are read at start (a restart applies them); a reload applies its tools, allow and rateLimit`},
 		{"",
 			`servers: 0 views, 1 at start: views are added or removed by a restart; a reload applies their tools`},
 	} {
