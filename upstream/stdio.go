@@ -457,10 +457,11 @@ func keepTail(tail, frag []byte) []byte {
 // tooLarge answers the call whose line was past maxBytes, when its id can
 // be read where JSON-RPC libraries write it (first, after "jsonrpc", or
 // last); a line whose id is not there is dropped and logged, and its call
-// waits for its deadline.
+// waits for its deadline. A line that shows a method is a request of the
+// child's, whose id is the child's own: it fails no call of the gateway's.
 func (s *stdioConn) tooLarge(ch *child, head, tail []byte) {
 	id, ok := idAt(head, tail)
-	if ok {
+	if ok && !hasMethod(head, tail) {
 		ch.mu.Lock()
 		p := ch.calls[id]
 		ch.mu.Unlock()
@@ -498,6 +499,27 @@ func idAt(head, tail []byte) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// hasMethod reports whether the top-level members seen at a line's start
+// (head, up to its first object or array) or at its end (tail, after its
+// last one) include "method": the line is a request or a notification.
+func hasMethod(head, tail []byte) bool {
+	if len(head) > 0 {
+		top := head[1:]
+		if i := bytes.IndexAny(top, "{["); i >= 0 {
+			top = top[:i]
+		}
+		if bytes.Contains(top, []byte(`"method":`)) {
+			return true
+		}
+	}
+	t := bytes.TrimRight(tail, " \t\r\n")
+	t = bytes.TrimSuffix(t, []byte("}"))
+	if i := bytes.LastIndexAny(t, "}]"); i >= 0 {
+		t = t[i+1:]
+	}
+	return bytes.Contains(t, []byte(`"method":`))
 }
 
 // dispatch hands one message of the child's to whom it is for: a response

@@ -279,6 +279,13 @@ func (f *fakeServer) call(m fakeMsg, name, text string, ms, n int, token json.Ra
 	case "hangs":
 		f.result(m.ID, fakeText(strconv.FormatInt(f.hangs.Load(), 10), false))
 	case "big":
+		if text == "request" {
+			// A request of its own of n bytes, under the number of the
+			// call's id (the child's ids are its own), then the answer.
+			f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"method":"sampling/createMessage","params":{"messages":[],"systemPrompt":"` + strings.Repeat("s", n) + `"}}`)
+			f.result(m.ID, fakeText("asked", false))
+			return
+		}
 		f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + fakeText(strings.Repeat("x", n), false) + `}`)
 	case "ask":
 		id := `"ask-` + string(m.ID) + `"`

@@ -125,6 +125,18 @@ func TestStdioTooLarge(t *testing.T) {
 	}
 }
 
+// A request of the child's past MaxResponseBytes whose id is the number of
+// a call in flight is the child's, not that call's answer: it is dropped,
+// and the call gets its own answer. The line's id once failed the call as
+// too large (found by FuzzStdioOutput).
+func TestStdioTooLargeRequestIsNotAnAnswer(t *testing.T) {
+	t.Parallel()
+	o := stdioOpts(t, "legacy")
+	o.MaxResponseBytes = 4096
+	g := newOCGateway(t, nil, o)
+	ocExpectText(t, stdioCall(t, g, "g_big", `{"n":100000,"text":"request"}`), "asked", false)
+}
+
 // A flood of notifications, lines that are not JSON-RPC and stderr
 // chatter: dropped (stderr logged, throttled), and the call is answered.
 func TestStdioNoise(t *testing.T) {
