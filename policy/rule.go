@@ -114,11 +114,12 @@ func Compile(expr string) (*Rule, error) {
 	}
 	// A rule whose worst cost is known to be within the limit runs
 	// without counting it: counting costs more than such a rule's whole
-	// evaluation. Any other rule counts, and stops at the limit.
+	// evaluation. Any other rule counts, and stops at the limit; its
+	// operations on dyn operands are counted by their size (dynamicCost).
 	var opts []cel.ProgramOption
 	r := &Rule{expr: expr}
 	if est, err := env.EstimateCost(checked, sizes{}); err != nil || est.Max > CostLimit {
-		opts = append(opts, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(64))
+		opts = append(opts, cel.CostLimit(CostLimit), cel.CostTracking(dynamicCost{}), cel.InterruptCheckFrequency(64))
 		r.counted = true
 	}
 	var err error
