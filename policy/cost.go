@@ -15,35 +15,42 @@ import (
 // annotations, and what is read from them): cel-go costs such a call 1
 // whatever its operands, so that a rule concatenating a large argument
 // with itself a few hundred times, or searching a large list of the
-// arguments as often, stayed within CostLimit while it ran for seconds
-// and allocated hundreds of megabytes. Each is costed here at cel-go's
-// own rate for the overload it resolves to (interpreter/runtimecost.go:
-// a string or bytes concatenation by its operands' sizes, a comparison of
-// two by the smaller, a list search by the list's). Other calls keep
-// cel-go's cost.
+// arguments as often, stayed within CostLimit however long it ran. Each
+// is costed here at cel-go's own rate for the overload it resolves to (a
+// string or bytes concatenation by its operands' sizes, a comparison of
+// two by the smaller, a list search by the list's). An equality of two
+// lists or maps, which cel-go costs by their length as if they held
+// bytes, is costed one per element compared, at every depth. Other calls
+// keep cel-go's cost.
 type dynamicCost struct{}
 
 func (dynamicCost) CallCost(function, overloadID string, args []ref.Val, _ ref.Val) *uint64 {
-	if overloadID != "" || len(args) != 2 {
-		return nil // chosen at check time: cel-go's rate applies
+	if len(args) != 2 {
+		return nil
 	}
+	a, b := args[0], args[1]
 	var cost float64
-	switch function {
-	case operators.Add:
-		if !isText(args[0]) || !isText(args[1]) {
+	switch {
+	case function == operators.Equals || function == operators.NotEquals:
+		// cel-go's rate is by the operands' length, as if their elements
+		// were bytes; each element of a list or a map is a value
+		// compared in turn, at any depth.
+		if !isAggregate(a) || !isAggregate(b) {
 			return nil
 		}
-		cost = float64(sizeOf(args[0])+sizeOf(args[1])) * common.StringTraversalCostFactor
-	case operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
-		if !isText(args[0]) || !isText(args[1]) {
-			return nil
-		}
-		cost = float64(min(sizeOf(args[0]), sizeOf(args[1]))) * common.StringTraversalCostFactor
-	case operators.In:
-		if _, isList := args[1].(traits.Lister); !isList {
+		cost = float64(min(deepSize(a), deepSize(b)))
+	case overloadID != "":
+		return nil // chosen at check time: cel-go's rate applies
+	case function == operators.Add && isText(a) && isText(b):
+		cost = float64(sizeOf(a)+sizeOf(b)) * common.StringTraversalCostFactor
+	case (function == operators.Less || function == operators.LessEquals ||
+		function == operators.Greater || function == operators.GreaterEquals) && isText(a) && isText(b):
+		cost = float64(min(sizeOf(a), sizeOf(b))) * common.StringTraversalCostFactor
+	case function == operators.In:
+		if _, isList := b.(traits.Lister); !isList {
 			return nil // a map's lookup
 		}
-		cost = float64(sizeOf(args[1]))
+		cost = float64(sizeOf(b))
 	default:
 		return nil
 	}
@@ -59,6 +66,44 @@ func isText(v ref.Val) bool {
 		return true
 	}
 	return false
+}
+
+// isAggregate reports whether v is a list or a map.
+func isAggregate(v ref.Val) bool {
+	switch v.(type) {
+	case traits.Lister, traits.Mapper:
+		return true
+	}
+	return false
+}
+
+// deepSize counts the elements of v, a list or a map, at every depth, up
+// to just past CostLimit: past it the count is past the limit already.
+func deepSize(v ref.Val) uint64 {
+	var n uint64
+	var walk func(v ref.Val)
+	walk = func(v ref.Val) {
+		var it traits.Iterator
+		var m traits.Mapper
+		switch x := v.(type) {
+		case traits.Lister:
+			it = x.Iterator()
+		case traits.Mapper:
+			it, m = x.Iterator(), x
+		default:
+			return
+		}
+		for n <= CostLimit && it.HasNext() == types.True {
+			n++
+			e := it.Next()
+			if m != nil {
+				e = m.Get(e)
+			}
+			walk(e)
+		}
+	}
+	walk(v)
+	return n
 }
 
 // sizeOf is v's size as cel-go's cost counts it.

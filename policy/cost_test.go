@@ -69,3 +69,21 @@ func TestRuleDynamicCostKeepsCheap(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleDeepEqualityCost: an equality of two lists or maps is costed
+// one per element, at every depth: cel-go costed it by the operands'
+// length at a byte's rate, 1 for a list holding one large list, so a
+// rule comparing large arguments a hundred times ran for seconds within
+// CostLimit and allowed.
+func TestRuleDeepEqualityCost(t *testing.T) {
+	t.Parallel()
+	nested := `[[` + strings.Repeat(`1,`, 20_000) + `1]]`
+	r := mustCompile(t, balanced("(args.a == args.b)", " && ", 100))
+	got, err := r.Allow(context.Background(), &access.Request{Tool: tool("x", nil), Args: json.RawMessage(`{"a":` + nested + `,"b":` + nested + `}`)})
+	if got || err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+		t.Fatalf("Allow = %v, %v; want false and the cost limit", got, err)
+	}
+	if got, err := r.Allow(context.Background(), &access.Request{Tool: tool("x", nil), Args: json.RawMessage(`{"a":[[1,{"k":[2]}]],"b":[[1,{"k":[2]}]]}`)}); !got || err != nil {
+		t.Fatalf("small arguments: Allow = %v, %v; want true", got, err)
+	}
+}

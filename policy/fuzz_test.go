@@ -80,6 +80,7 @@ func fuzzHostileSeeds() map[string]string {
 		balanced("(args.s <= args.t)", " && ", 80):                text,
 		balanced(`!("x" in args.l)`, " && ", 100):                 text,
 		"size(" + balanced("caller.claims.s", "+", 128) + ") > 0": text,
+		balanced("(args.a == args.b)", " && ", 100):               `{"a":[[` + strings.Repeat(`1,`, 5_000) + `1]],"b":[[` + strings.Repeat(`1,`, 5_000) + `1]]}`,
 	}
 }
 
