@@ -512,8 +512,10 @@ func TestUpstreamsHostile(t *testing.T) {
 // upstream.Options.Validate accepts, or one *configError of one line
 // naming the file, never a panic (not even one parseUpstreams recovers).
 func FuzzUpstreamsFile(f *testing.F) {
-	if example, err := os.ReadFile("../../deploy/upstreams.example.yaml"); err == nil {
-		f.Add(example)
+	for _, name := range []string{"upstreams.example.yaml", "policy.example.yaml"} {
+		if example, err := os.ReadFile("../../deploy/" + name); err == nil {
+			f.Add(example)
+		}
 	}
 	for file := range hostileFiles() {
 		f.Add([]byte(file))
@@ -522,6 +524,7 @@ func FuzzUpstreamsFile(f *testing.F) {
 		"upstreams: []\n",
 		"upstreams:\n  - &base {name: a, url: 'http://h/', maxConns: 3}\n  - <<: *base\n    name: b\n",
 		`{"upstreams": [{"name": "a", "url": "http://h/", "breaker": {"disabled": true}, "refresh": "1m"}], "servers": [{"path": "/a"}]}`,
+		"upstreams:\n  - name: s\n    command: /bin/cat\n    args: [a, '${WYMCP_CALLER}']\n    env: {A: b}\n    inheritEnv: [HOME]\n    sessions: perCaller\n    allow: 'caller.sub != \"\"'\n    rateLimit: {calls: 5, per: 1m}\n",
 		"upstreams:\n  - name: a\n    url: https://h/\n    toolScopes: {echo: [x]}\n    overrides: {'a.b': {name: c}}\n    credentials:\n      tokenExchange: {tokenURL: https://t/, clientID: c, clientSecretFile: f, audience: x, scopes: [s]}\n",
 	} {
 		f.Add([]byte(s))
