@@ -72,7 +72,7 @@ func (as *blockingAS) unblock() {
 // waitInFlight waits until n calls are held at the endpoint.
 func (as *blockingAS) waitInFlight(t *testing.T, n int32) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for as.inFlight.Load() != n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d calls in flight at the endpoint, want %d", as.inFlight.Load(), n)
@@ -233,7 +233,7 @@ func TestIntrospectionCancelled(t *testing.T) {
 
 	// Its slot is freed, and the token is asked about again.
 	as.unblock()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p, err := in.Introspect(context.Background(), "valid-abandoned")
 		if err == nil {
