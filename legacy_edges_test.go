@@ -26,7 +26,10 @@ func askingTool(deadline time.Duration) *tools.Tool {
 		}, tools.WithDeadline(deadline)))
 }
 
-// askingServer serves askingTool in both eras, with opts (nil: none).
+// askingServer serves askingTool in both eras, with opts (nil: none). A
+// deadline is the time the test has to answer the tool's question: 30 s
+// leaves a loaded machine room (a call still waiting at the test's end
+// is cancelled as its stream is closed).
 func askingServer(t *testing.T, deadline time.Duration, opts *wymcp.Options) (*wymcp.Server, *mcptest.Endpoint) {
 	t.Helper()
 	if opts == nil {
@@ -63,7 +66,7 @@ func requestOf(t *testing.T, event string) serverRequest {
 // cannot answer a call's request, nor consume it; the caller itself can.
 func TestLegacyCrossCallerAnswer(t *testing.T) {
 	t.Parallel()
-	e := newAuthServer(t, &wymcp.Options{Versions: allVersions}, askingTool(5*time.Second))
+	e := newAuthServer(t, &wymcp.Options{Versions: allVersions}, askingTool(30*time.Second))
 	resp := legacySend(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`, map[string]string{"Authorization": "Bearer admin"})
 	defer resp.Body.Close()
 	events := sseEvents(resp.Body)
@@ -104,7 +107,7 @@ func TestLegacyAnswerRejectionIDs(t *testing.T) {
 // about params.inputResponses, a 2026-07-28 member its revision lacks.
 func TestLegacyBadAnswerWording(t *testing.T) {
 	t.Parallel()
-	_, e := askingServer(t, 5*time.Second, nil)
+	_, e := askingServer(t, 30*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
 	ask := requestOf(t, next())
 	if status, _, _ := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"maybe"}}`); status != 202 {
@@ -155,7 +158,7 @@ func TestLegacyOddInputs(t *testing.T) {
 // string id written with an escape answers the request.
 func TestLegacyAnswerIDByValue(t *testing.T) {
 	t.Parallel()
-	_, e := askingServer(t, 2*time.Second, nil)
+	_, e := askingServer(t, 30*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
 	ask := requestOf(t, next())
 	escaped := `"\u0077` + ask.ID[1:] + `"` // "w" as \u0077: the same JSON string
@@ -170,7 +173,7 @@ func TestLegacyAnswerIDByValue(t *testing.T) {
 // (the 2025 transport: a server MUST answer 400 to an unsupported one).
 func TestLegacyAnswerVersionHeader(t *testing.T) {
 	t.Parallel()
-	_, e := askingServer(t, 2*time.Second, nil)
+	_, e := askingServer(t, 30*time.Second, nil)
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
 	ask := requestOf(t, next())
 	status, _, body := legacyPost(t, e, "1999-01-01", `{"jsonrpc":"2.0","id":`+mcptest.Quote(ask.ID)+`,"result":{"action":"decline"}}`)
@@ -183,7 +186,7 @@ func TestLegacyAnswerVersionHeader(t *testing.T) {
 // in-flight place, so calls that ask cannot lock out their own answers.
 func TestLegacyAnswerWithInFlightFull(t *testing.T) {
 	t.Parallel()
-	_, e := askingServer(t, 5*time.Second, &wymcp.Options{MaxInFlight: 1})
+	_, e := askingServer(t, 30*time.Second, &wymcp.Options{MaxInFlight: 1})
 	next := legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asks"}}`)
 	ask := requestOf(t, next())
 	if status, _, body := legacyPost(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"ping"}`); status != 503 {
@@ -206,7 +209,7 @@ func TestLegacyAnswerWithInFlightFull(t *testing.T) {
 func TestLegacyAskingBound(t *testing.T) {
 	t.Parallel()
 	const places = 4
-	_, e := askingServer(t, 3*time.Second, &wymcp.Options{MaxInFlight: places})
+	_, e := askingServer(t, 30*time.Second, &wymcp.Options{MaxInFlight: places})
 	// 2026-07-28: the same tool holds no place.
 	for range places * 2 {
 		rep := e.Send(t, mcptest.ToolCall("asks", `{}`).WithCapabilities(`{"elicitation":{}}`))

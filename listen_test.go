@@ -433,7 +433,9 @@ func (w *stallWriter) stall() {
 // for it, and the other streams are told as ever.
 func TestListenSlowReaderCut(t *testing.T) {
 	t.Parallel()
-	srv, ep := listenServer(t, &wymcp.Options{WriteTimeout: 20 * time.Millisecond})
+	// WriteTimeout bounds every stream's writes, the reading one's too: 2 s
+	// leaves a loaded machine room to write its frames in time.
+	srv, ep := listenServer(t, &wymcp.Options{WriteTimeout: 2 * time.Second})
 	wymcp.SetListenTiming(srv, time.Hour, 0)
 	req, err := listen("1", `{"toolsListChanged":true}`).Request(context.Background(), "http://127.0.0.1/")
 	if err != nil {

@@ -117,13 +117,22 @@ func TestShutdownUnderLoad(t *testing.T) {
 			}
 		})
 	}
+	// The run straddles Shutdown: it begins once calls were served, and
+	// the load stops once calls were refused (however long a loaded
+	// machine takes to make either, at most 30 s).
 	time.Sleep(300 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); served.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); refused.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(stop)
 	wg.Wait()
 	t.Logf("served %d, refused %d after Shutdown began", served.Load(), refused.Load())
