@@ -130,7 +130,7 @@ func TestListTTL(t *testing.T) {
 	down := serveOrigin(t, says("d", "down"))
 	down.down.Store(true)
 	refreshed := func(o upstream.Options, d time.Duration) upstream.Options { o.Refresh = d; return o }
-	slowUp := upstream.Options{Name: "slow", URL: slowEP.URL, Prefix: "s_", ConnectTimeout: 2 * time.Second}
+	slowUp := upstream.Options{Name: "slow", URL: slowEP.URL, Prefix: "s_", ConnectTimeout: 30 * time.Second}
 
 	for _, c := range []struct {
 		name   string
@@ -306,7 +306,7 @@ func TestListenThroughChangeStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := mcptest.Serve(t, srv, originInfo)
-	up := upstream.Options{Name: "o", URL: ep.URL, Prefix: "o_", Refresh: time.Hour, ConnectTimeout: 2 * time.Second}
+	up := upstream.Options{Name: "o", URL: ep.URL, Prefix: "o_", Refresh: time.Hour, ConnectTimeout: 30 * time.Second}
 	_, url := open(t, gateway.Options{Upstreams: []upstream.Options{up}})
 	gw := endpoint(url, "", info.Name)
 	s := listenTo(t, gw, "4")

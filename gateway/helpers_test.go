@@ -62,9 +62,11 @@ func serveOrigin(t *testing.T, ts ...*tools.Tool) *origin {
 	return o
 }
 
-// up are the options of the upstream o, named name.
+// up are the options of the upstream o, named name. Its ConnectTimeout
+// has room for a loaded machine: an upstream down answers 503 at once, and
+// one connected late would be pending, its tools missing from the test.
 func (o *origin) up(name, prefix string) upstream.Options {
-	return upstream.Options{Name: name, URL: o.url, Prefix: prefix, ConnectTimeout: 2 * time.Second}
+	return upstream.Options{Name: name, URL: o.url, Prefix: prefix, ConnectTimeout: 30 * time.Second}
 }
 
 // says is a tool that answers text.

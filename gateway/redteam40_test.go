@@ -86,7 +86,7 @@ func TestStateStaysWithItsUpstream(t *testing.T) {
 	_, url := open(t, gateway.Options{
 		Server: serverLogging(&log),
 		Upstreams: []upstream.Options{
-			{Name: "late", URL: late.URL + "/mcp", ConnectTimeout: 2 * time.Second},
+			{Name: "late", URL: late.URL + "/mcp", ConnectTimeout: 30 * time.Second},
 			b.up("b", ""),
 		},
 	})

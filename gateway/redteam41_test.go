@@ -144,7 +144,7 @@ func TestReloadUnderChangesAndUnknownCalls(t *testing.T) {
 	opt := func(timeout time.Duration) upstream.Options {
 		return upstream.Options{Name: "c", URL: url, Prefix: "c_", ConnectTimeout: timeout, CallTimeout: time.Second}
 	}
-	g, err := gateway.New(t.Context(), gateway.Options{Info: info, Upstreams: []upstream.Options{opt(2 * time.Second)},
+	g, err := gateway.New(t.Context(), gateway.Options{Info: info, Upstreams: []upstream.Options{opt(20 * time.Second)},
 		Server: wymcp.Options{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +193,9 @@ func TestReloadUnderChangesAndUnknownCalls(t *testing.T) {
 		var ups []upstream.Options
 		switch i % 3 {
 		case 0:
-			ups = []upstream.Options{opt(2 * time.Second)}
+			ups = []upstream.Options{opt(20 * time.Second)}
 		case 1:
-			ups = []upstream.Options{opt(3 * time.Second)} // another: replaced
+			ups = []upstream.Options{opt(30 * time.Second)} // another: replaced
 		}
 		if err := g.Reload(t.Context(), gateway.Update{Upstreams: ups}); err != nil {
 			t.Fatal(err)

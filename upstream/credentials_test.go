@@ -263,7 +263,7 @@ func withCredClock(creds Credentials) *credClock {
 func settleFetch(t *testing.T, creds Credentials, key string) {
 	t.Helper()
 	c := credCache(creds)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c.mu.Lock()
 		s := c.slots[key]
@@ -273,7 +273,7 @@ func settleFetch(t *testing.T, creds Credentials, key string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("a token fetch is still in progress after 5 s")
+			t.Fatal("a token fetch is still in progress after 30 s")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -839,7 +839,7 @@ func TestTokenExchangeSingleFlightPerSubject(t *testing.T) {
 			results <- subject + " " + h.Get("Authorization")
 		}()
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for ts.requests.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -87,7 +87,7 @@ func TestWatchReplacesTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(u.Tools()) != 5 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -431,7 +431,7 @@ func TestRedteamLegacyUpstreamElicitRelayed(t *testing.T) {
 			var got string
 			select {
 			case got = <-up.answers:
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 			}
 			text := "no answer"
 			if strings.Contains(got, `"id":"e1"`) && strings.Contains(got, `"action":"accept"`) {
