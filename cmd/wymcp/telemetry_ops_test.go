@@ -276,8 +276,10 @@ func TestOTelDeadCollector(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run = %v, want nil", err)
 			}
-			if took > otelFlushTimeout+time.Second {
-				t.Errorf("the stop took %v, want at most the flush's %v and a second", took, otelFlushTimeout)
+			// The bound tells the flush's 5 s from the exporter's own 10 s
+			// timeout, with room for a loaded machine's drain and exit.
+			if took > otelFlushTimeout+3*time.Second {
+				t.Errorf("the stop took %v, want at most the flush's %v and 3 s", took, otelFlushTimeout)
 			}
 
 			raw := log.String()
