@@ -211,10 +211,16 @@ func TestGatewayUnion(t *testing.T) {
 				t.Errorf("%s: %q, want %q", c.tool, got, c.want)
 			}
 			// The notifications come before the result on the call's
-			// stream; the client's handler may still be running.
+			// stream; the client's handler may still be running (for as
+			// long as a loaded machine takes). Where not all need come,
+			// those that came within half a second of the first do.
 			var got []*mcp.ProgressNotificationParams
-			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if got = progress.get(token); len(got) == 3 || (!c.all && len(got) > 0 && time.Until(deadline) < 2500*time.Millisecond) {
+			var first time.Time
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if got = progress.get(token); len(got) > 0 && first.IsZero() {
+					first = time.Now()
+				}
+				if len(got) == 3 || (!c.all && len(got) > 0 && time.Since(first) > 500*time.Millisecond) {
 					break
 				}
 			}

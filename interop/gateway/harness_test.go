@@ -143,11 +143,11 @@ func start(t *testing.T, name, ready string, env []string, argv ...string) (*pro
 	return nil, ""
 }
 
-// waitFor waits up to 5 seconds for the process to write a line that
-// contains s.
+// waitFor waits up to 30 seconds (a loaded machine's while) for the
+// process to write a line that contains s.
 func (p *proc) waitFor(t *testing.T, s string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.out.String(), s); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.out.String(), s); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s wrote no line with %q:\n%s", p.name, s, p.out.String())
 		}

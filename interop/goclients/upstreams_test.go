@@ -37,15 +37,16 @@ type echoArgs struct {
 // a restart of the upstream would.
 func goSDKOrigin(t *testing.T, stateless bool) (url string, forget func()) {
 	t.Helper()
-	url, forget, _ = goSDKOriginSlow(t, stateless)
+	url, forget, _, _ = goSDKOriginSlow(t, stateless)
 	return url, forget
 }
 
-// goSDKOriginSlow is goSDKOrigin, with a tool "slow" that waits for its
-// call to be cancelled and then sends on the channel returned.
-func goSDKOriginSlow(t *testing.T, stateless bool) (url string, forget func(), cancelled <-chan struct{}) {
+// goSDKOriginSlow is goSDKOrigin, with a tool "slow" that sends on started
+// when it runs, waits for its call to be cancelled and then sends on
+// cancelled.
+func goSDKOriginSlow(t *testing.T, stateless bool) (url string, forget func(), started, cancelled <-chan struct{}) {
 	t.Helper()
-	gone := make(chan struct{}, 16)
+	entered, gone := make(chan struct{}, 16), make(chan struct{}, 16)
 	newServer := func() *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-origin", Version: "1.8.0"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "echo", Title: "Echo", Description: "Echoes its text."},
@@ -76,6 +77,7 @@ func goSDKOriginSlow(t *testing.T, stateless bool) (url string, forget func(), c
 			})
 		mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until cancelled."},
 			func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				entered <- struct{}{}
 				select {
 				case <-ctx.Done():
 					gone <- struct{}{}
@@ -103,7 +105,7 @@ func goSDKOriginSlow(t *testing.T, stateless bool) (url string, forget func(), c
 		cur.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	return hs.URL, reset, gone
+	return hs.URL, reset, entered, gone
 }
 
 // gateway connects to origin and serves its tools, prefixed, in both eras.
@@ -206,7 +208,7 @@ func TestGatewayGoSDKSessionful(t *testing.T) {
 			if got := text(t, ctx, cs, params); got != "done" {
 				t.Errorf("steps: %q", got)
 			}
-			for deadline := time.Now().Add(5 * time.Second); progress.Load() < 3 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(30 * time.Second); progress.Load() < 3 && time.Now().Before(deadline); {
 				time.Sleep(10 * time.Millisecond)
 			}
 			if n := progress.Load(); n != 3 {
@@ -312,20 +314,34 @@ func TestGatewayMCPGo(t *testing.T) {
 // notifications/cancelled (its transport does not take a closed stream for
 // a cancellation).
 func TestGatewayCancelsUpstream(t *testing.T) {
-	origin, _, cancelled := goSDKOriginSlow(t, false)
+	origin, _, started, cancelled := goSDKOriginSlow(t, false)
 	_, url := gateway(t, origin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var progress atomic.Int32
 	cs := connect(t, ctx, url, "", &progress)
-	callCtx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	// The client gives up once the call runs at the upstream (not after a
+	// fixed time, which a loaded machine may spend before the call gets
+	// there: then there is nothing to cancel).
+	callCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "sdk_slow", Arguments: map[string]any{}}); err == nil {
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "sdk_slow", Arguments: map[string]any{}})
+		called <- err
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the call never reached the upstream's tool")
+	}
+	stop()
+	if err := <-called; err == nil {
 		t.Fatal("the call outlived its context")
 	}
 	select {
 	case <-cancelled:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream's tool was not cancelled")
 	}
 }
