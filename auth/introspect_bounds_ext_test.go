@@ -257,8 +257,11 @@ func TestIntrospectionCancelled(t *testing.T) {
 // call until then; a negative NegativeCacheTTL remembers none.
 func TestIntrospectionNegativeCache(t *testing.T) {
 	t.Parallel()
+	// A second: the three asks must fall within it, however slow the
+	// machine between them.
+	const ttl = time.Second
 	as := newBlockingAS(t, false)
-	in := newBoundedIntrospection(t, as.URL, &auth.IntrospectionOptions{NegativeCacheTTL: 200 * time.Millisecond})
+	in := newBoundedIntrospection(t, as.URL, &auth.IntrospectionOptions{NegativeCacheTTL: ttl})
 	ctx := context.Background()
 	for range 3 {
 		_, err := in.Introspect(ctx, "revoked")
@@ -267,7 +270,7 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 	if n := as.calls.Load(); n != 1 {
 		t.Errorf("%d calls for one inactive token asked three times, want 1", n)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond)
 	_, err := in.Introspect(ctx, "revoked")
 	expectCode(t, err, wymcp.AuthInvalidToken)
 	if n := as.calls.Load(); n != 2 {

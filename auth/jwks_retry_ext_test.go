@@ -167,8 +167,11 @@ func TestJWKSReady(t *testing.T) {
 // fetch outlasts the backoff).
 func TestJWKSHangingEndpoint(t *testing.T) {
 	t.Parallel()
+	// The n requests join the one fetch while it hangs: a Timeout of a
+	// second is room for a loaded machine to start them all (one starting
+	// after the fetch failed and its backoff passed would fetch again).
 	const (
-		timeout = 200 * time.Millisecond
+		timeout = time.Second
 		retry   = 100 * time.Millisecond
 		n       = 10
 	)
