@@ -49,12 +49,16 @@ func says(name, text string) *tools.Tool {
 	return tools.Must(tools.New(name, "Says "+text+".", func(context.Context, struct{}) (string, error) { return text, nil }))
 }
 
-// sleeper is a tool that sleeps for d, then says so; it honours its
-// context.
-func sleeper(name string, d time.Duration) *tools.Tool {
+// sleeper is a tool that says it runs on entered, waits until release is
+// closed, then says it slept; it honours its context.
+func sleeper(name string, entered chan<- struct{}, release <-chan struct{}) *tools.Tool {
 	return tools.Must(tools.New(name, "Sleeps.", func(ctx context.Context, _ struct{}) (string, error) {
 		select {
-		case <-time.After(d):
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
 			return "slept", nil
 		case <-ctx.Done():
 			return "", ctx.Err()
@@ -357,7 +361,8 @@ func (c *child) waitLog(t *testing.T, want string) {
 // the real program in a child process.
 func TestGatewaySIGHUP(t *testing.T) {
 	t.Parallel()
-	_, a := serveOrigin(t, nil, says("one", "a one"), sleeper("slow", 700*time.Millisecond))
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	_, a := serveOrigin(t, nil, says("one", "a one"), sleeper("slow", entered, release))
 	_, b := serveOrigin(t, nil, says("two", "b two"))
 	_, c := serveOrigin(t, nil, says("three", "c three"))
 	file := upstreamsFile(t, "", fmt.Sprintf("upstreams:\n  - {name: a, url: %q, prefix: a.}\n  - {name: b, url: %q}\n", a, b))
@@ -366,13 +371,15 @@ func TestGatewaySIGHUP(t *testing.T) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
 
-	// A call to a's slow tool is under way when a is removed.
+	// A call to a's slow tool is under way when a is removed: it runs at
+	// the upstream before the reload and ends after it (not after fixed
+	// times, which a loaded machine may outlast).
 	slow := make(chan string, 1)
 	go func() {
 		text, isErr, err := mcptest.CallText(context.Background(), ch.ep.HTTP, ch.ep.URL, "a.slow", 7)
 		slow <- fmt.Sprintf("%s %v %v", text, isErr, err)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	<-entered
 	upstreamsFile(t, file, fmt.Sprintf("upstreams:\n  - {name: b, url: %q, prefix: b_}\n  - {name: c, url: %q, prefix: c_}\n", b, c))
 	if err := ch.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -381,6 +388,7 @@ func TestGatewaySIGHUP(t *testing.T) {
 	if got, want := toolNames(t, ch.ep), []string{"b_two", "c_three"}; !slices.Equal(got, want) {
 		t.Errorf("after the reload: tools %q, want %q", got, want)
 	}
+	close(release)
 	if got := <-slow; got != `"slept" false <nil>` {
 		t.Errorf("the call under way to the removed upstream: %s, want it answered", got)
 	}
