@@ -103,7 +103,7 @@ func ExampleServer_Shutdown() {
 	}()
 	<-started // the call is admitted and running
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Fatal(err)
@@ -130,7 +130,7 @@ func ExampleServer_Drain() {
 			return in.Text, nil
 		}))
 	srv, err := wymcp.New(protocol.Implementation{Name: "example", Version: "1.0.0"},
-		&wymcp.Options{DrainDelay: 200 * time.Millisecond}, echo)
+		&wymcp.Options{DrainDelay: 5 * time.Second}, echo) // the window for the two requests below
 	if err != nil {
 		log.Fatal(err)
 	}
