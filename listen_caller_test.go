@@ -18,8 +18,10 @@ import (
 // A token without an expiry keeps its stream.
 func TestListenEndsAtTokenExpiry(t *testing.T) {
 	t.Parallel()
-	// brief's expiry is set just before its stream opens: a listen with a
-	// token already expired is refused (TestListenWithExpiredTokenRefused).
+	// brief's expiry is set just before its stream opens, 3 s ahead: a
+	// listen with a token already expired is refused
+	// (TestListenWithExpiredTokenRefused), and a loaded machine may take a
+	// while to open it.
 	var expiry atomic.Int64
 	auth := func(_ context.Context, r *http.Request) (*wymcp.Principal, error) {
 		switch r.Header.Get("Authorization") {
@@ -39,7 +41,7 @@ func TestListenEndsAtTokenExpiry(t *testing.T) {
 	}
 	ep := mcptest.Serve(t, srv, listenInfo)
 	lasting := openListen(t, ep, bearer(listen("1", `{"toolsListChanged":true}`), "lasting"), "1", `{"toolsListChanged":true}`)
-	expiry.Store(time.Now().Add(time.Second).UnixNano())
+	expiry.Store(time.Now().Add(3 * time.Second).UnixNano())
 	brief := openListen(t, ep, bearer(listen("2", `{"toolsListChanged":true}`), "brief"), "2", `{"toolsListChanged":true}`)
 	expectEnd(t, brief, "2")
 	if time.Now().Before(time.Unix(0, expiry.Load())) {

@@ -171,7 +171,9 @@ func TestRedteamAnswerWaitsForAConnectionItHolds(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":"+id+",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\n\n")
 		})
-	u := rtConnect(t, upstream.Options{URL: up.URL, MaxConns: 1, CallTimeout: 3 * time.Second})
+	// The hang ends at the upstream's 10 s wait: the call's deadline
+	// leaves the answer that comes room for a loaded machine.
+	u := rtConnect(t, upstream.Options{URL: up.URL, MaxConns: 1, CallTimeout: 30 * time.Second})
 	g := rtServe(t, nil, u.Tools())
 	start := time.Now()
 	rep := g.Send(t, mcptest.ToolCall("g_t", `{}`))
