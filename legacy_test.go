@@ -421,20 +421,26 @@ func TestLegacyCutShort(t *testing.T) {
 // the tool's deadline, which answers it as any deadline does.
 func TestLegacyRootsAndDeadline(t *testing.T) {
 	t.Parallel()
-	roots := tools.Must(tools.NewRaw("roots", "Lists the client's roots.", []byte(`{"type":"object"}`),
-		func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
-			var res protocol.ListRootsResult
-			if err := tools.Ask(ctx, tools.ListRoots("roots", &res)); err != nil {
-				return nil, err
-			}
-			return protocol.TextResult(res.Roots[0].URI), nil
-		}, tools.WithDeadline(300*time.Millisecond)))
-	info := protocol.Implementation{Name: "s", Version: "1"}
-	srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, roots)
-	if err != nil {
-		t.Fatal(err)
+	// A server whose roots tool has deadline: 30 s for the answered call
+	// (the test's exchanges fall within it on a loaded machine too), 300 ms
+	// for the unanswered one.
+	serve := func(deadline time.Duration) *mcptest.Endpoint {
+		roots := tools.Must(tools.NewRaw("roots", "Lists the client's roots.", []byte(`{"type":"object"}`),
+			func(ctx context.Context, _ []byte) (*protocol.CallToolResult, error) {
+				var res protocol.ListRootsResult
+				if err := tools.Ask(ctx, tools.ListRoots("roots", &res)); err != nil {
+					return nil, err
+				}
+				return protocol.TextResult(res.Roots[0].URI), nil
+			}, tools.WithDeadline(deadline)))
+		info := protocol.Implementation{Name: "s", Version: "1"}
+		srv, err := wymcp.New(info, &wymcp.Options{Versions: allVersions}, roots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcptest.Serve(t, srv, info)
 	}
-	e := mcptest.Serve(t, srv, info)
+	e := serve(30 * time.Second)
 	var ask struct {
 		ID     string `json:"id"`
 		Method string `json:"method"`
@@ -448,6 +454,7 @@ func TestLegacyRootsAndDeadline(t *testing.T) {
 		t.Errorf("roots:\n got %s\nwant %s", got, want)
 	}
 	// Unanswered: the deadline answers.
+	e = serve(300 * time.Millisecond)
 	next = legacyStream(t, e, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
 	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "roots/list" {
 		t.Fatalf("request %+v %v", ask, err)
