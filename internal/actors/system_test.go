@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,8 +274,12 @@ func TestCallWorkersReused(t *testing.T) {
 			t.Fatalf("id %d: %+v", i%20, a)
 		}
 	}
-	// A restarted worker returns to the pool once its restart is handled.
-	time.Sleep(50 * time.Millisecond)
+	// A restarted worker returns to the pool once its restart is handled
+	// (however long a loaded machine takes to handle it).
+	deadline := time.Now().Add(30 * time.Second)
+	for registrySize(s) > before+1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if after := registrySize(s); after > before+1 {
 		t.Errorf("registry grew from %d to %d entries", before, after)
 	}
@@ -285,7 +290,9 @@ func TestCallWorkersReused(t *testing.T) {
 func TestCallPoolBounded(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
+	var entered atomic.Int32
 	blocks := rawTool("blocks", func(context.Context, []byte) (*protocol.CallToolResult, error) {
+		entered.Add(1)
 		<-release
 		return protocol.TextResult("ok"), nil
 	})
@@ -300,10 +307,21 @@ func TestCallPoolBounded(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The burst: all 20 run at once (not after a fixed time, which a
+	// loaded machine may spend before they all started).
+	deadline := time.Now().Add(30 * time.Second)
+	for entered.Load() < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 20 calls running after 30 s", entered.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	close(release)
 	wg.Wait()
-	time.Sleep(100 * time.Millisecond)
+	// The workers past the bound are stopped as they come back idle.
+	for s.calls.idleCount() != 4 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if idle := s.calls.idleCount(); idle != 4 {
 		t.Errorf("idle workers = %d, want 4", idle)
 	}
