@@ -74,11 +74,11 @@ func TestJWKSRetriedPromptly(t *testing.T) {
 
 	// Down: 503 to every request, with fetches backing off: each begins
 	// at least 50, 100, 200 ms after the one before (the backoff counts
-	// from the end of the failed fetch), and not one per request. The
+	// from the end of the failed fetch), not one per request as the
+	// requests come (every 5 ms and the time a request takes). The
 	// requests go on until four fetches were made, however long a loaded
 	// machine takes to make them.
-	requests := 0
-	for deadline := time.Now().Add(30 * time.Second); js.fetches.Load() < 4; requests++ {
+	for deadline := time.Now().Add(30 * time.Second); js.fetches.Load() < 4; {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d fetches in 30 s of a JWKS down, want 4 (backing off from 50 ms)", js.fetches.Load())
 		}
@@ -90,9 +90,6 @@ func TestJWKSRetriedPromptly(t *testing.T) {
 		if gap := starts[i].Sub(starts[i-1]); gap < backoff {
 			t.Errorf("fetch %d began %v after the one before, want at least the backoff (%v)", i+1, gap, backoff)
 		}
-	}
-	if n := int(js.fetches.Load()); n >= requests {
-		t.Errorf("%d fetches for %d requests while the JWKS is down, want fewer (backing off)", n, requests)
 	}
 
 	// Back: the next fetch is at most the current backoff (400 ms) away.
