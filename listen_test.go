@@ -466,17 +466,19 @@ func TestListenSlowReaderCut(t *testing.T) {
 
 // TestListenOutlivesReadTimeout: a stream outlives the http.Server's
 // ReadTimeout (cmd/wymcp's -read-timeout, 30 s), which bounds reading the
-// request, not the answer: ten keep-alives at 20 ms take longer than its
-// 50 ms, and the stream is still told of a change after them.
+// request, not the answer: ten keep-alives at 150 ms take longer than its
+// second, and the stream is still told of a change after them. (The
+// request itself must be read within the second of its accept: room for
+// a loaded machine's stall between the dial and the request.)
 func TestListenOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	srv, err := wymcp.New(listenInfo, &wymcp.Options{ToolsChange: true}, generation(t, 1)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wymcp.SetListenTiming(srv, 20*time.Millisecond, 0)
+	wymcp.SetListenTiming(srv, 150*time.Millisecond, 0)
 	hs := httptest.NewUnstartedServer(srv)
-	hs.Config.ReadTimeout = 50 * time.Millisecond
+	hs.Config.ReadTimeout = time.Second
 	hs.Start()
 	t.Cleanup(hs.Close)
 	ep := &mcptest.Endpoint{URL: hs.URL, HTTP: hs.Client(), Info: listenInfo}
