@@ -240,7 +240,13 @@ func TestListenEndsOnDrain(t *testing.T) {
 	}
 	hs2.CloseClientConnections()
 	expectEnd(t, open, "11")
-	rep := ep2.Send(t, listen("12", `{"toolsListChanged":true}`))
+	// On a connection of its own: the stream's, closed by the server, may
+	// still be in ep2's pool when a loaded machine's client has not yet
+	// seen it close (a POST written on it reads EOF, and is not retried).
+	fresh := &http.Transport{}
+	t.Cleanup(fresh.CloseIdleConnections)
+	ep3 := &mcptest.Endpoint{URL: hs2.URL, HTTP: &http.Client{Transport: fresh}, Info: listenInfo}
+	rep := ep3.Send(t, listen("12", `{"toolsListChanged":true}`))
 	rep.ExpectError(t, 503, -32603, "12")
 	if rep.Header.Get("Retry-After") != "1" {
 		t.Errorf("Retry-After %q", rep.Header.Get("Retry-After"))
