@@ -97,6 +97,22 @@ type child struct {
 	pidNum           int
 }
 
+// newChild is a started child: its process, the writing end of its stdin
+// and its pid.
+func newChild(proc *process, stdin *os.File, pid int) *child {
+	return &child{
+		proc:     proc,
+		stdin:    stdin,
+		writing:  make(chan struct{}, 1),
+		dead:     make(chan struct{}),
+		calls:    map[int64]*pending{},
+		check:    make(chan struct{}, 1),
+		readDone: make(chan struct{}),
+		exited:   make(chan struct{}),
+		pidNum:   pid,
+	}
+}
+
 // pending is one request in flight on a child.
 type pending struct {
 	answer chan message // the child's response

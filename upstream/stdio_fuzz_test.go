@@ -79,17 +79,8 @@ func runStdioOutput(t testing.TB, out []byte, n int, perCaller bool) ([]fuzzStdi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := &child{
-		conn:     s,
-		proc:     &process{}, // never signalled: it "exits" by itself
-		stdin:    inW,
-		writing:  make(chan struct{}, 1),
-		dead:     make(chan struct{}),
-		calls:    map[int64]*pending{},
-		check:    make(chan struct{}, 1),
-		readDone: make(chan struct{}),
-		exited:   make(chan struct{}),
-	}
+	ch := newChild(&process{}, inW, 0) // never signalled: it "exits" by itself
+	ch.conn = s
 
 	// The child's stdin: each line the gateway writes.
 	written := make(chan string, 64)

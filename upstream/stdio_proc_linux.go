@@ -172,18 +172,7 @@ func (sp childSpec) spawn() (*child, *os.File, *os.File, error) {
 		errR.Close()
 		return nil, nil, nil, err
 	}
-	ch := &child{
-		proc:     &process{cmd: cmd},
-		stdin:    inW,
-		writing:  make(chan struct{}, 1),
-		dead:     make(chan struct{}),
-		calls:    map[int64]*pending{},
-		check:    make(chan struct{}, 1),
-		readDone: make(chan struct{}),
-		exited:   make(chan struct{}),
-		pidNum:   cmd.Process.Pid,
-	}
-	return ch, outR, errR, nil
+	return newChild(&process{cmd: cmd}, inW, cmd.Process.Pid), outR, errR, nil
 }
 
 // spawns are the reapers to start on the spawning thread (startReaper).
