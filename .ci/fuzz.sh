@@ -34,6 +34,8 @@ targets=(
 	"./upstream FuzzSSE"
 	"./upstream FuzzMessage"
 	"./upstream FuzzListPage"
+	"./upstream FuzzStdioOutput"
+	"./policy FuzzPolicyRule"
 	"./cmd/wymcp FuzzUpstreamsFile"
 )
 
