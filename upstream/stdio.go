@@ -113,6 +113,18 @@ func newChild(proc *process, stdin *os.File, pid int) *child {
 	}
 }
 
+// settle takes the request id out of ch's calls, and returns it (nil when
+// none is in flight): its answer, or its answer too large to read, is its
+// one outcome, so that a later line naming the same id (a second answer)
+// finds no call rather than racing the first in exchange's select.
+func (ch *child) settle(id int64) *pending {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	p := ch.calls[id]
+	delete(ch.calls, id)
+	return p
+}
+
 // pending is one request in flight on a child.
 type pending struct {
 	answer chan message // the child's response
@@ -281,10 +293,13 @@ func (s *stdioConn) exchange(ctx context.Context, req *request, _ string) (messa
 		case m := <-p.during:
 			s.during(ctx, ch, req, m)
 		case <-ch.dead:
-			// An answer read before the child died is the answer.
+			// An outcome read before the child died (its answer, or its
+			// answer too large) is the outcome.
 			select {
 			case m := <-p.answer:
 				return answered(m)
+			case err := <-p.failed:
+				return message{}, "", err
 			default:
 			}
 			return message{}, "", ch.failure()
@@ -478,14 +493,8 @@ func keepTail(tail, frag []byte) []byte {
 func (s *stdioConn) tooLarge(ch *child, head, tail []byte) {
 	id, ok := idAt(head, tail)
 	if ok && !hasMethod(head, tail) {
-		ch.mu.Lock()
-		p := ch.calls[id]
-		ch.mu.Unlock()
-		if p != nil {
-			select {
-			case p.failed <- &failure{kind: kindTooLarge}:
-			default:
-			}
+		if p := ch.settle(id); p != nil {
+			p.failed <- &failure{kind: kindTooLarge} // its only outcome
 			return
 		}
 	}
@@ -557,14 +566,8 @@ func (s *stdioConn) dispatch(ch *child, line []byte) {
 			s.noise("a response to no request of the gateway's, dropped", "id", string(m.id))
 			return
 		}
-		ch.mu.Lock()
-		p := ch.calls[id]
-		ch.mu.Unlock()
-		if p != nil {
-			select {
-			case p.answer <- m:
-			default: // a second answer to one request
-			}
+		if p := ch.settle(id); p != nil {
+			p.answer <- m // its only outcome: settle took the call
 		}
 	case m.id == nil:
 		switch m.method {
