@@ -2,11 +2,9 @@ package upstream_test
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 	"time"
 
-	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/upstream"
 )
@@ -22,15 +20,8 @@ func TestPerCallerSessionIdle(t *testing.T) {
 	o := upstream.Options{URL: up.URL, PerCaller: true, MaxCallers: 4, CallTimeout: time.Minute}
 	upstream.SetCallerIdle(&o, 100*time.Millisecond)
 	u := rtConnect(t, o)
-	g := rtServe(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, u.Tools())
-	as := func(who, tool string) string {
-		t.Helper()
-		text, isErr := mcptest.ToolText(t, g.Send(t, mcptest.ToolCall(tool, `{}`).With("X-Forwarded-For", who)).ExpectResult(t, "1"))
-		if isErr {
-			t.Fatalf("%s %s: %s", who, tool, text)
-		}
-		return text
-	}
+	g := rtServe(t, ocBehindProxy, u.Tools())
+	as := func(who, tool string) string { return textAs(t, g, who, tool) }
 	const a, b = "192.0.2.1", "192.0.2.2"
 
 	// b's call hangs in b's session until the test ends (its client

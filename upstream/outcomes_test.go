@@ -1244,6 +1244,18 @@ func (g *ocGateway) callAs(t testing.TB, tool, args, who string) mcptest.Reply {
 	return g.Send(t, mcptest.ToolCall(tool, args).With("X-Forwarded-For", who))
 }
 
+// textAs is the text of the tool's answer to a call without arguments by
+// the caller at address who (behind ocBehindProxy); a tool error fails the
+// test.
+func textAs(t testing.TB, ep *mcptest.Endpoint, who, tool string) string {
+	t.Helper()
+	text, isErr := mcptest.ToolText(t, ep.Send(t, mcptest.ToolCall(tool, `{}`).With("X-Forwarded-For", who)).ExpectResult(t, "1"))
+	if isErr {
+		t.Fatalf("%s %s: %s", who, tool, text)
+	}
+	return text
+}
+
 // ocFailOn answers 500 to a call whose arguments say "fail", and ok to
 // any other: one tool failing beside a healthy one.
 func ocFailOn(w http.ResponseWriter, r *http.Request, id string, body []byte) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -153,16 +152,8 @@ func TestPerCallerSessions(t *testing.T) {
 	t.Parallel()
 	up := newSessionsUp(t)
 	u := rtConnect(t, upstream.Options{URL: up.URL, PerCaller: true, MaxCallers: 2})
-	g := rtServe(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, u.Tools())
-	who := func(caller string) string {
-		t.Helper()
-		rep := g.Send(t, mcptest.ToolCall("g_who", `{}`).With("X-Forwarded-For", caller))
-		text, isErr := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
-		if isErr {
-			t.Fatalf("%s: %s", caller, text)
-		}
-		return text
-	}
+	g := rtServe(t, ocBehindProxy, u.Tools())
+	who := func(caller string) string { return textAs(t, g, caller, "g_who") }
 	a, b := who("192.0.2.1"), who("192.0.2.2")
 	if a == b || a == "s1" || b == "s1" {
 		t.Fatalf("caller a's session %s, b's %s, the shared one s1", a, b)
@@ -242,15 +233,8 @@ func TestPerCallerSessionLost(t *testing.T) {
 	t.Parallel()
 	up := newSessionsUp(t)
 	u := rtConnect(t, upstream.Options{URL: up.URL, PerCaller: true})
-	g := rtServe(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, u.Tools())
-	as := func(caller, tool string) string {
-		t.Helper()
-		text, isErr := mcptest.ToolText(t, g.Send(t, mcptest.ToolCall(tool, `{}`).With("X-Forwarded-For", caller)).ExpectResult(t, "1"))
-		if isErr {
-			t.Fatalf("%s %s: %s", caller, tool, text)
-		}
-		return text
-	}
+	g := rtServe(t, ocBehindProxy, u.Tools())
+	as := func(caller, tool string) string { return textAs(t, g, caller, tool) }
 	a, b := as("192.0.2.1", "g_who"), as("192.0.2.2", "g_who")
 	as("192.0.2.1", "g_forget")
 	if a2 := as("192.0.2.1", "g_who"); a2 == a || a2 == b || a2 == "s1" {
@@ -267,7 +251,7 @@ func TestPerCallerSessionsBusy(t *testing.T) {
 	t.Parallel()
 	up := newSessionsUp(t)
 	u := rtConnect(t, upstream.Options{URL: up.URL, PerCaller: true, MaxCallers: 1, CallTimeout: time.Minute})
-	g := rtServe(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, u.Tools())
+	g := rtServe(t, ocBehindProxy, u.Tools())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = g.Abandon(ctx, mcptest.ToolCall("g_hang", `{}`).With("X-Forwarded-For", "192.0.2.1")) }()

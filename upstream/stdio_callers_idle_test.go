@@ -6,12 +6,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/netip"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/wymcp/wymcp"
 	"github.com/wymcp/wymcp/internal/mcptest"
 	"github.com/wymcp/wymcp/upstream"
 )
@@ -26,15 +24,8 @@ func TestStdioPerCallerIdle(t *testing.T) {
 	o.PerCaller, o.MaxCallers = true, 4
 	o.CallTimeout = time.Minute
 	upstream.SetCallerIdle(&o, 100*time.Millisecond)
-	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
-	as := func(who, tool string) string {
-		t.Helper()
-		text, isErr := mcptest.ToolText(t, g.Send(t, mcptest.ToolCall(tool, `{}`).With("X-Forwarded-For", who)).ExpectResult(t, "1"))
-		if isErr {
-			t.Fatalf("%s %s: %s", who, tool, text)
-		}
-		return text
-	}
+	g := newOCGateway(t, ocBehindProxy, o)
+	as := func(who, tool string) string { return textAs(t, g.Endpoint, who, tool) }
 	const a, b = "192.0.2.1", "192.0.2.2"
 
 	// b's call hangs on b's child until the test ends (its client

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -403,16 +402,8 @@ func TestStdioPerCaller(t *testing.T) {
 	t.Parallel()
 	o := stdioOpts(t, "legacy")
 	o.PerCaller, o.MaxCallers = true, 2
-	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
-	pid := func(who string) string {
-		t.Helper()
-		rep := g.Send(t, mcptest.ToolCall("g_pid", `{}`).With("X-Forwarded-For", who))
-		text, isErr := mcptest.ToolText(t, rep.ExpectResult(t, "1"))
-		if isErr {
-			t.Fatalf("%s: %s", who, text)
-		}
-		return text
-	}
+	g := newOCGateway(t, ocBehindProxy, o)
+	pid := func(who string) string { return textAs(t, g.Endpoint, who, "g_pid") }
 	a, b := pid("192.0.2.1"), pid("192.0.2.2")
 	if a == b {
 		t.Fatalf("two callers share the child %s", a)
@@ -439,7 +430,7 @@ func TestStdioPerCallerBusy(t *testing.T) {
 	o := stdioOpts(t, "legacy")
 	o.PerCaller, o.MaxCallers = true, 1
 	o.CallTimeout = time.Minute
-	g := newOCGateway(t, &wymcp.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, o)
+	g := newOCGateway(t, ocBehindProxy, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	as := func(who, tool string) mcptest.Reply {
